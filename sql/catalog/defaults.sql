@@ -1,0 +1,2 @@
+-- Where one-part names resolve on the extension's connection.
+SELECT current_database(), current_schema()

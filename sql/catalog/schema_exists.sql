@@ -1,0 +1,1 @@
+SELECT count(*) FROM duckdb_schemas() WHERE lower(database_name) = lower(?) AND lower(schema_name) = lower(?)

@@ -1,0 +1,1 @@
+SELECT value FROM openivm_settings WHERE name = ?

@@ -1,0 +1,1 @@
+UPDATE openivm_settings SET value = ? WHERE name = ?

@@ -1,0 +1,3 @@
+SELECT view_name, view_catalog, view_schema, query, data_table, signature
+FROM openivm_views
+WHERE lower(view_catalog) = lower(?) AND lower(view_schema) = lower(?) AND lower(view_name) = lower(?)

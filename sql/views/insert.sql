@@ -1,0 +1,2 @@
+INSERT INTO openivm_views
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, now()::TIMESTAMP, NULL, 0)

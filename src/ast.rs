@@ -1,0 +1,162 @@
+//! Typed syntax of the view queries openivm supports.
+//!
+//! `parse` builds these from DuckDB's own parse tree; `bind` resolves the column references in
+//! place (`Expr::Column` becomes `Expr::Bound`); `render` is the only code that turns them back
+//! into SQL text.
+
+/// A SELECT over inner-joined base tables, optionally grouped.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Select {
+    pub items: Vec<SelectItem>,
+    pub from: FromItem,
+    pub where_clause: Option<Expr>,
+    pub group_by: Vec<Expr>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct SelectItem {
+    pub expr: Expr,
+    pub alias: Option<String>,
+}
+
+/// A table name as written: up to three parts.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct TableName {
+    pub catalog: Option<String>,
+    pub schema: Option<String>,
+    pub name: String,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum FromItem {
+    Table { name: TableName, alias: Option<String> },
+    /// An inner join (`JOIN ... ON`, `JOIN ... USING`, or a comma / CROSS JOIN when both are empty).
+    Join { left: Box<FromItem>, right: Box<FromItem>, on: Option<Expr>, using: Vec<String> },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CompareOp {
+    Eq,
+    NotEq,
+    Lt,
+    Gt,
+    LtEq,
+    GtEq,
+    DistinctFrom,
+    NotDistinctFrom,
+}
+
+/// A literal of the parse tree.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Constant {
+    Null,
+    Bool(bool),
+    /// An integer literal, kept as its decimal digits (INTEGER, BIGINT or HUGEINT in DuckDB).
+    Integer(i128),
+    Double(f64),
+    /// `digits` scaled by 10^-scale, as DuckDB's DECIMAL literals are.
+    Decimal { digits: i128, scale: u8 },
+    Text(String),
+}
+
+/// A type named in a cast: DuckDB's type id plus DECIMAL's width and scale.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TypeName {
+    pub id: String,
+    pub decimal: Option<(u8, u8)>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Expr {
+    /// A column as written (`name`, `alias.name`); only before binding.
+    Column(Vec<String>),
+    /// A column of leaf `leaf` of the join (after binding).
+    Bound { leaf: usize, column: String },
+    /// `*` or `alias.*`; expanded by the binder.
+    Star { relation: Option<String> },
+    Constant(Constant),
+    /// A function call; operators (`+`, `||`, `~~`) have `is_operator` set.
+    Function { name: String, args: Vec<Expr>, is_operator: bool },
+    Compare { op: CompareOp, left: Box<Expr>, right: Box<Expr> },
+    And(Vec<Expr>),
+    Or(Vec<Expr>),
+    Not(Box<Expr>),
+    IsNull { expr: Box<Expr>, negated: bool },
+    InList { expr: Box<Expr>, list: Vec<Expr>, negated: bool },
+    Between { expr: Box<Expr>, low: Box<Expr>, high: Box<Expr> },
+    Coalesce(Vec<Expr>),
+    Case { checks: Vec<(Expr, Expr)>, otherwise: Box<Expr> },
+    Cast { expr: Box<Expr>, ty: TypeName, try_cast: bool },
+}
+
+impl Expr {
+    /// Calls `f` on every sub-expression, depth first, parents before children.
+    pub fn visit(&self, f: &mut impl FnMut(&Expr)) {
+        f(self);
+        for child in self.children() {
+            child.visit(f);
+        }
+    }
+
+    pub fn children(&self) -> Vec<&Expr> {
+        match self {
+            Expr::Column(_) | Expr::Bound { .. } | Expr::Star { .. } | Expr::Constant(_) => vec![],
+            Expr::Function { args, .. } => args.iter().collect(),
+            Expr::Compare { left, right, .. } => vec![left, right],
+            Expr::And(v) | Expr::Or(v) | Expr::Coalesce(v) => v.iter().collect(),
+            Expr::Not(e) | Expr::IsNull { expr: e, .. } | Expr::Cast { expr: e, .. } => vec![e],
+            Expr::InList { expr, list, .. } => std::iter::once(&**expr).chain(list.iter()).collect(),
+            Expr::Between { expr, low, high } => vec![expr, low, high],
+            Expr::Case { checks, otherwise } => {
+                checks.iter().flat_map(|(w, t)| [w, t]).chain(std::iter::once(&**otherwise)).collect()
+            }
+        }
+    }
+
+    /// Rebuilds the direct children with `f`, keeping this node.
+    pub fn map_children<E>(self, f: &mut impl FnMut(Expr) -> Result<Expr, E>) -> Result<Expr, E> {
+        fn all<E>(v: Vec<Expr>, f: &mut impl FnMut(Expr) -> Result<Expr, E>) -> Result<Vec<Expr>, E> {
+            v.into_iter().map(f).collect()
+        }
+        fn one<E>(e: Box<Expr>, f: &mut impl FnMut(Expr) -> Result<Expr, E>) -> Result<Box<Expr>, E> {
+            f(*e).map(Box::new)
+        }
+        Ok(match self {
+            e @ (Expr::Column(_) | Expr::Bound { .. } | Expr::Star { .. } | Expr::Constant(_)) => e,
+            Expr::Function { name, args, is_operator } => Expr::Function { name, args: all(args, f)?, is_operator },
+            Expr::Compare { op, left, right } => Expr::Compare { op, left: one(left, f)?, right: one(right, f)? },
+            Expr::And(v) => Expr::And(all(v, f)?),
+            Expr::Or(v) => Expr::Or(all(v, f)?),
+            Expr::Coalesce(v) => Expr::Coalesce(all(v, f)?),
+            Expr::Not(e) => Expr::Not(one(e, f)?),
+            Expr::IsNull { expr, negated } => Expr::IsNull { expr: one(expr, f)?, negated },
+            Expr::Cast { expr, ty, try_cast } => Expr::Cast { expr: one(expr, f)?, ty, try_cast },
+            Expr::InList { expr, list, negated } => Expr::InList { expr: one(expr, f)?, list: all(list, f)?, negated },
+            Expr::Between { expr, low, high } => {
+                Expr::Between { expr: one(expr, f)?, low: one(low, f)?, high: one(high, f)? }
+            }
+            Expr::Case { checks, otherwise } => Expr::Case {
+                checks: checks.into_iter().map(|(w, t)| Ok((f(w)?, f(t)?))).collect::<Result<_, E>>()?,
+                otherwise: one(otherwise, f)?,
+            },
+        })
+    }
+
+    /// Rebuilds the expression bottom-up: `f` sees each node after its children were rebuilt.
+    pub fn rewrite<E>(self, f: &mut impl FnMut(Expr) -> Result<Expr, E>) -> Result<Expr, E> {
+        let node = self.map_children(&mut |c: Expr| c.rewrite(f))?;
+        f(node)
+    }
+
+    /// The conjuncts of a predicate (`a AND b AND c` -> [a, b, c]).
+    pub fn conjuncts(self) -> Vec<Expr> {
+        match self {
+            Expr::And(v) => v.into_iter().flat_map(Expr::conjuncts).collect(),
+            e => vec![e],
+        }
+    }
+
+    pub fn column(name: &str) -> Expr {
+        Expr::Column(vec![name.to_string()])
+    }
+}

@@ -1,0 +1,138 @@
+//! What the database knows: tables, columns, functions. Reads DuckDB's catalog functions with
+//! the fixed queries in sql/catalog, and resolves names the way DuckDB does.
+
+use crate::ast::TableName;
+use crate::bind::{Catalog, FunctionInfo, RelationKind, ResolvedTable};
+use crate::db::{int, text, Sql};
+use crate::error::{Error, Result};
+use crate::ir::{ColumnDef, TableId};
+
+const RELATIONS_NAMED: &str = include_str!("../sql/catalog/relations_named.sql");
+const DEFAULTS: &str = include_str!("../sql/catalog/defaults.sql");
+const COLUMNS: &str = include_str!("../sql/catalog/columns.sql");
+const FUNCTION: &str = include_str!("../sql/catalog/function.sql");
+
+/// A relation found in the catalog.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Candidate {
+    pub catalog: String,
+    pub schema: String,
+    pub name: String,
+    pub kind: RelationKind,
+}
+
+/// Picks the relation a name means, following DuckDB: one part is looked up in the default
+/// catalog and schema; two parts are `schema.name` in the default catalog or `catalog.name` in
+/// that catalog's `main` schema (both matching is an error asking for three parts); three parts
+/// are `catalog.schema.name`. Comparison ignores case, as DuckDB's does for identifiers.
+pub fn resolve(
+    name: &TableName,
+    candidates: &[Candidate],
+    default_catalog: &str,
+    default_schema: &str,
+) -> Result<Option<Candidate>> {
+    let is = |a: &str, b: &str| a.eq_ignore_ascii_case(b);
+    let find = |cat: &str, sch: &str| candidates.iter().find(|c| is(&c.catalog, cat) && is(&c.schema, sch)).cloned();
+    match (&name.catalog, &name.schema) {
+        (Some(cat), Some(sch)) => Ok(find(cat, sch)),
+        (None, Some(x)) => {
+            let as_schema = find(default_catalog, x);
+            let as_catalog = find(x, "main");
+            match (as_schema, as_catalog) {
+                (Some(a), Some(b)) if a != b => Err(Error::Bind(format!(
+                    "'{x}.{n}' is ambiguous: '{x}' is both a schema and an attached database; write {d}.{x}.{n} or {x}.main.{n}",
+                    n = name.name,
+                    d = default_catalog
+                ))),
+                (a, b) => Ok(a.or(b)),
+            }
+        }
+        (Some(cat), None) => Ok(find(cat, "main")),
+        (None, None) => Ok(find(default_catalog, default_schema)),
+    }
+}
+
+/// The catalog as seen through the extension's connection.
+pub struct SqlCatalog<'a> {
+    pub db: &'a dyn Sql,
+}
+
+impl SqlCatalog<'_> {
+    pub fn defaults(&self) -> Result<(String, String)> {
+        let rows = self.db.query(DEFAULTS)?;
+        let row = rows.first().ok_or_else(|| Error::Internal("no default catalog".into()))?;
+        Ok((text(&row[0]), text(&row[1])))
+    }
+
+    pub fn columns(&self, id: &TableId) -> Result<Vec<ColumnDef>> {
+        let rows = self.db.query_with(COLUMNS, &[&id.catalog, &id.schema, &id.name])?;
+        Ok(rows.iter().map(|r| ColumnDef { name: text(&r[0]), ty: text(&r[1]) }).collect())
+    }
+
+    pub fn find(&self, name: &TableName) -> Result<Option<Candidate>> {
+        let rows = self.db.query_with(RELATIONS_NAMED, &[&name.name, &name.name])?;
+        let candidates: Vec<Candidate> = rows
+            .iter()
+            .map(|r| Candidate {
+                catalog: text(&r[0]),
+                schema: text(&r[1]),
+                name: text(&r[2]),
+                kind: if text(&r[3]) == "view" { RelationKind::View } else { RelationKind::Table },
+            })
+            .collect();
+        let (cat, sch) = self.defaults()?;
+        resolve(name, &candidates, &cat, &sch)
+    }
+}
+
+impl Catalog for SqlCatalog<'_> {
+    fn table(&self, name: &TableName) -> Result<Option<ResolvedTable>> {
+        let Some(c) = self.find(name)? else { return Ok(None) };
+        let id = TableId { catalog: c.catalog, schema: c.schema, name: c.name };
+        let columns = if c.kind == RelationKind::Table { self.columns(&id)? } else { vec![] };
+        Ok(Some(ResolvedTable { id, kind: c.kind, columns }))
+    }
+
+    fn function(&self, name: &str) -> Result<Option<FunctionInfo>> {
+        let rows = self.db.query_with(FUNCTION, &[name])?;
+        let Some(r) = rows.first() else { return Ok(None) };
+        if int(&r[0]) == 0 {
+            return Ok(None);
+        }
+        Ok(Some(FunctionInfo {
+            aggregate: text(&r[1]) == "true",
+            deterministic: text(&r[2]) != "false",
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cand(c: &str, s: &str) -> Candidate {
+        Candidate { catalog: c.into(), schema: s.into(), name: "fact".into(), kind: RelationKind::Table }
+    }
+
+    fn name(parts: &[&str]) -> TableName {
+        let mut p: Vec<Option<String>> = parts.iter().map(|s| Some(s.to_string())).collect();
+        while p.len() < 3 {
+            p.insert(0, None);
+        }
+        TableName { catalog: p[0].clone(), schema: p[1].clone(), name: p[2].clone().unwrap() }
+    }
+
+    #[test]
+    fn resolves_like_duckdb() {
+        let all = vec![cand("memory", "main"), cand("memory", "data"), cand("data", "main"), cand("other", "main")];
+        let r = |parts: &[&str]| resolve(&name(parts), &all, "memory", "main");
+        assert_eq!(r(&["fact"]).unwrap(), Some(cand("memory", "main")));
+        assert_eq!(r(&["other", "fact"]).unwrap(), Some(cand("other", "main")));
+        assert_eq!(r(&["OTHER", "fact"]).unwrap(), Some(cand("other", "main")));
+        assert_eq!(r(&["data", "main", "fact"]).unwrap(), Some(cand("data", "main")));
+        assert_eq!(r(&["memory", "data", "fact"]).unwrap(), Some(cand("memory", "data")));
+        let err = r(&["data", "fact"]).unwrap_err().to_string();
+        assert!(err.contains("ambiguous"), "{err}");
+        assert_eq!(r(&["nowhere", "fact"]).unwrap(), None);
+    }
+}

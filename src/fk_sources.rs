@@ -1,0 +1,39 @@
+//! Where foreign-key facts come from: DuckDB's catalog (enforced constraints) and trusted RELY
+//! declarations. Both are read fresh at every refresh: the catalog query is cheap, so there is
+//! no reason to gate pruning on how many inputs changed.
+
+use crate::db::{text, Sql};
+use crate::error::Result;
+use crate::facts::{FactSource, ForeignKey};
+use crate::ir::TableId;
+
+const CATALOG_FOREIGN_KEYS: &str = include_str!("../sql/facts/catalog_foreign_keys.sql");
+
+fn json_list(cell: &Option<String>) -> Vec<String> {
+    serde_json::from_str(&text(cell)).unwrap_or_default()
+}
+
+/// The FOREIGN KEY constraints of the catalog between tables in `tables`.
+pub fn catalog_foreign_keys(db: &dyn Sql, tables: &[TableId]) -> Result<Vec<ForeignKey>> {
+    let rows = db.query(CATALOG_FOREIGN_KEYS)?;
+    let mut out = Vec::new();
+    for r in rows {
+        let child = TableId { catalog: text(&r[0]), schema: text(&r[1]), name: text(&r[2]) };
+        let parent = TableId { catalog: child.catalog.clone(), schema: child.schema.clone(), name: text(&r[4]) };
+        let find = |id: &TableId| tables.iter().find(|t| t.catalog == id.catalog && t.schema == id.schema && t.name.eq_ignore_ascii_case(&id.name)).cloned();
+        let (Some(child), Some(parent)) = (find(&child), find(&parent)) else { continue };
+        out.push(ForeignKey {
+            child,
+            child_columns: json_list(&r[3]),
+            parent,
+            parent_columns: json_list(&r[5]),
+            source: FactSource::Catalog,
+        });
+    }
+    Ok(out)
+}
+
+/// Every foreign-key fact that applies to a view over `tables`.
+pub fn foreign_keys(db: &dyn Sql, tables: &[TableId]) -> Result<Vec<ForeignKey>> {
+    catalog_foreign_keys(db, tables)
+}

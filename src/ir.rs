@@ -1,0 +1,115 @@
+//! The bound form of a view query: what the planner, the renderer and change capture work from.
+
+use serde::{Deserialize, Serialize};
+
+use crate::ast::Expr;
+
+/// A base table's fully qualified identity.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct TableId {
+    pub catalog: String,
+    pub schema: String,
+    pub name: String,
+}
+
+/// One occurrence of a base table in the join. A table joined twice is two leaves.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Leaf {
+    pub alias: String,
+    pub table: TableId,
+    /// All columns of the table, in catalog order, with their DuckDB types.
+    pub columns: Vec<ColumnDef>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ColumnDef {
+    pub name: String,
+    pub ty: String,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum AggFunc {
+    Sum,
+    CountStar,
+    Count,
+    Avg,
+}
+
+/// An aggregate of the view, with its argument bound to leaves.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Aggregate {
+    pub func: AggFunc,
+    pub arg: Option<Expr>,
+}
+
+/// What the stored result holds per row, beyond the hidden row count.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Shape {
+    /// GROUP BY (possibly with no keys: one global row). `outputs` are the select items written
+    /// over stored columns: `openivm_g<i>` for group key i, `openivm_a<j>` for aggregate j.
+    Grouped { keys: Vec<Expr>, aggregates: Vec<Aggregate>, outputs: Vec<Expr> },
+    /// No aggregates: every distinct output row is stored once with its number of copies.
+    Bag { outputs: Vec<Expr> },
+}
+
+/// The bound view query: leaves, their inner-join and filter predicates, and the shape.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ViewQuery {
+    pub leaves: Vec<Leaf>,
+    /// Conjuncts of all ON conditions and the WHERE clause, over bound columns.
+    pub predicates: Vec<Expr>,
+    pub shape: Shape,
+    /// For each leaf, the columns of its table the view reads (catalog spelling, table order).
+    pub used_columns: Vec<Vec<String>>,
+}
+
+impl ViewQuery {
+    pub fn kind(&self) -> &'static str {
+        match &self.shape {
+            Shape::Grouped { keys, .. } if keys.is_empty() => "aggregate",
+            Shape::Grouped { .. } => "grouped_aggregate",
+            Shape::Bag { .. } => "bag",
+        }
+    }
+
+    /// Distinct base tables the view reads, in first-appearance order.
+    pub fn tables(&self) -> Vec<TableId> {
+        let mut out: Vec<TableId> = Vec::new();
+        for leaf in &self.leaves {
+            if !out.contains(&leaf.table) {
+                out.push(leaf.table.clone());
+            }
+        }
+        out
+    }
+
+    /// The columns of `table` that any leaf over it reads, in the table's column order.
+    pub fn table_columns(&self, table: &TableId) -> Vec<ColumnDef> {
+        let used: Vec<&String> = self
+            .leaves
+            .iter()
+            .zip(&self.used_columns)
+            .filter(|(l, _)| &l.table == table)
+            .flat_map(|(_, cols)| cols.iter())
+            .collect();
+        let Some(leaf) = self.leaves.iter().find(|l| &l.table == table) else { return vec![] };
+        leaf.columns.iter().filter(|c| used.contains(&&c.name)).cloned().collect()
+    }
+}
+
+/// Names of the hidden columns of the stored result.
+pub mod stored {
+    pub const COUNT: &str = "openivm_count";
+    pub fn group(i: usize) -> String {
+        format!("openivm_g{i}")
+    }
+    pub fn agg(j: usize) -> String {
+        format!("openivm_a{j}")
+    }
+    pub fn agg_sum(j: usize) -> String {
+        format!("openivm_a{j}_sum")
+    }
+    pub fn agg_nonnull(j: usize) -> String {
+        format!("openivm_a{j}_nn")
+    }
+}

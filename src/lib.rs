@@ -1,0 +1,23 @@
+//! openivm: incremental maintenance of join and aggregate views for DuckDB, with
+//! foreign-key-aware pruning of the inclusion-exclusion delta terms.
+//!
+//! The data path, one module per stage (see docs/architecture.md):
+//! `parse` -> `bind` -> `facts` -> `plan` -> `render` -> `execute`, with change capture in
+//! `capture` and the DuckDB-facing shell in `shell`.
+
+pub mod ast;
+pub mod bind;
+pub mod capture;
+pub mod catalog;
+pub mod db;
+pub mod error;
+pub mod execute;
+pub mod facts;
+pub mod fk_sources;
+pub mod ir;
+pub mod parse;
+pub mod plan;
+pub mod rely;
+pub mod render;
+pub mod settings;
+pub mod shell;

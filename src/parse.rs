@@ -1,0 +1,524 @@
+//! Stage 1: DuckDB's parse tree (the JSON of `json_serialize_sql`) -> typed `ast::Select`.
+//!
+//! The JSON is read with serde into raw node structs that mirror DuckDB's serializer, then
+//! converted node by node. Anything outside the supported set becomes `Error::Unsupported` naming
+//! the construct, so a user learns exactly what to change.
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::ast::{CompareOp, Constant, Expr, FromItem, Select, SelectItem, TableName, TypeName};
+use crate::error::{Error, Result};
+
+#[derive(Deserialize)]
+struct RawParse {
+    #[serde(default)]
+    error: bool,
+    #[serde(default)]
+    error_message: String,
+    #[serde(default)]
+    statements: Vec<RawStatement>,
+}
+
+#[derive(Deserialize)]
+struct RawStatement {
+    node: RawNode,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct RawNode {
+    #[serde(rename = "type")]
+    kind: String,
+    modifiers: Vec<RawModifier>,
+    cte_map: RawCteMap,
+    select_list: Vec<RawExpr>,
+    from_table: Option<RawTableRef>,
+    where_clause: Option<RawExpr>,
+    group_expressions: Vec<RawExpr>,
+    group_sets: Vec<Value>,
+    aggregate_handling: String,
+    having: Option<RawExpr>,
+    sample: Option<Value>,
+    qualify: Option<RawExpr>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct RawModifier {
+    #[serde(rename = "type")]
+    kind: String,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct RawCteMap {
+    map: Vec<Value>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct RawTableRef {
+    #[serde(rename = "type")]
+    kind: String,
+    alias: String,
+    sample: Option<Value>,
+    table_name: String,
+    schema_name: String,
+    catalog_name: String,
+    column_name_alias: Vec<Value>,
+    at_clause: Option<Value>,
+    left: Option<Box<RawTableRef>>,
+    right: Option<Box<RawTableRef>>,
+    condition: Option<RawExpr>,
+    join_type: String,
+    ref_type: String,
+    using_columns: Vec<String>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct RawExpr {
+    class: String,
+    #[serde(rename = "type")]
+    kind: String,
+    alias: String,
+    column_names: Vec<String>,
+    function_name: String,
+    schema: String,
+    catalog: String,
+    children: Vec<RawExpr>,
+    distinct: bool,
+    is_operator: bool,
+    filter: Option<Box<RawExpr>>,
+    order_bys: Option<RawOrders>,
+    left: Option<Box<RawExpr>>,
+    right: Option<Box<RawExpr>>,
+    value: Option<RawValue>,
+    case_checks: Vec<RawCaseCheck>,
+    else_expr: Option<Box<RawExpr>>,
+    child: Option<Box<RawExpr>>,
+    cast_type: Option<RawType>,
+    try_cast: bool,
+    input: Option<Box<RawExpr>>,
+    lower: Option<Box<RawExpr>>,
+    upper: Option<Box<RawExpr>>,
+    relation_name: String,
+    exclude_list: Vec<Value>,
+    replace_list: Value,
+    rename_list: Value,
+    columns: bool,
+    expr: Option<Value>,
+    unpacked: bool,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct RawOrders {
+    orders: Vec<Value>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct RawCaseCheck {
+    when_expr: RawExpr,
+    then_expr: RawExpr,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct RawValue {
+    #[serde(rename = "type")]
+    ty: RawType,
+    is_null: bool,
+    value: Value,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct RawType {
+    id: String,
+    type_info: Option<Value>,
+}
+
+fn unsupported<T>(what: impl Into<String>) -> Result<T> {
+    Err(Error::Unsupported(what.into()))
+}
+
+/// Parses the JSON that `json_serialize_sql(query)` returned.
+pub fn parse_select(json: &str) -> Result<Select> {
+    let raw: RawParse = serde_json::from_str(json)
+        .map_err(|e| Error::Parse(format!("DuckDB's parse tree could not be read ({e})")))?;
+    if raw.error {
+        return Err(Error::Parse(raw.error_message));
+    }
+    match raw.statements.len() {
+        1 => {}
+        0 => return Err(Error::Parse("the query is empty".into())),
+        n => return Err(Error::Parse(format!("expected one SELECT statement, found {n} statements"))),
+    }
+    let node = raw.statements.into_iter().next().expect("one statement").node;
+    select_node(node)
+}
+
+fn select_node(node: RawNode) -> Result<Select> {
+    match node.kind.as_str() {
+        "SELECT_NODE" => {}
+        "SET_OPERATION_NODE" => return unsupported("set operations (UNION, INTERSECT, EXCEPT)"),
+        "RECURSIVE_CTE_NODE" | "CTE_NODE" => return unsupported("common table expressions (WITH)"),
+        other => return unsupported(format!("query node {other}")),
+    }
+    if !node.cte_map.map.is_empty() {
+        return unsupported("common table expressions (WITH)");
+    }
+    for m in &node.modifiers {
+        match m.kind.as_str() {
+            "DISTINCT_MODIFIER" => return unsupported("DISTINCT"),
+            "ORDER_MODIFIER" => return unsupported("ORDER BY"),
+            "LIMIT_MODIFIER" | "LIMIT_PERCENT_MODIFIER" => return unsupported("LIMIT/OFFSET"),
+            other => return unsupported(format!("query modifier {other}")),
+        }
+    }
+    if node.having.is_some() {
+        return unsupported("HAVING");
+    }
+    if node.qualify.is_some() {
+        return unsupported("QUALIFY");
+    }
+    if node.sample.is_some() {
+        return unsupported("USING SAMPLE");
+    }
+    if node.group_sets.len() > 1 {
+        return unsupported("GROUPING SETS, ROLLUP and CUBE");
+    }
+    if node.aggregate_handling == "FORCE_AGGREGATES" {
+        return unsupported("GROUP BY ALL");
+    }
+    let from = match node.from_table {
+        Some(t) => table_ref(t)?,
+        None => return unsupported("a SELECT without FROM"),
+    };
+    let items = node
+        .select_list
+        .into_iter()
+        .map(|e| {
+            let alias = if e.alias.is_empty() { None } else { Some(e.alias.clone()) };
+            Ok(SelectItem { expr: expr(e)?, alias })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(Select {
+        items,
+        from,
+        where_clause: node.where_clause.map(expr).transpose()?,
+        group_by: node.group_expressions.into_iter().map(expr).collect::<Result<_>>()?,
+    })
+}
+
+fn table_ref(t: RawTableRef) -> Result<FromItem> {
+    if t.sample.is_some() {
+        return unsupported("TABLESAMPLE");
+    }
+    match t.kind.as_str() {
+        "BASE_TABLE" => {
+            if t.at_clause.is_some() {
+                return unsupported("time travel (AT)");
+            }
+            if !t.column_name_alias.is_empty() {
+                return unsupported("column aliases on a table (t(a, b))");
+            }
+            let opt = |s: String| if s.is_empty() { None } else { Some(s) };
+            Ok(FromItem::Table {
+                name: TableName { catalog: opt(t.catalog_name), schema: opt(t.schema_name), name: t.table_name },
+                alias: opt(t.alias),
+            })
+        }
+        "JOIN" => {
+            match t.join_type.as_str() {
+                "INNER" => {}
+                "LEFT" => return unsupported("LEFT JOIN (outer joins)"),
+                "RIGHT" => return unsupported("RIGHT JOIN (outer joins)"),
+                "OUTER" => return unsupported("FULL OUTER JOIN (outer joins)"),
+                "SEMI" => return unsupported("SEMI JOIN"),
+                "ANTI" => return unsupported("ANTI JOIN"),
+                other => return unsupported(format!("{other} JOIN")),
+            }
+            match t.ref_type.as_str() {
+                "REGULAR" | "CROSS" => {}
+                "NATURAL" => return unsupported("NATURAL JOIN (name the join columns with USING)"),
+                "ASOF" => return unsupported("ASOF JOIN"),
+                "POSITIONAL" => return unsupported("POSITIONAL JOIN"),
+                "DEPENDENT" => return unsupported("LATERAL joins"),
+                other => return unsupported(format!("{other} join")),
+            }
+            let (Some(left), Some(right)) = (t.left, t.right) else {
+                return Err(Error::Parse("a JOIN without two sides".into()));
+            };
+            Ok(FromItem::Join {
+                left: Box::new(table_ref(*left)?),
+                right: Box::new(table_ref(*right)?),
+                on: t.condition.map(expr).transpose()?,
+                using: t.using_columns,
+            })
+        }
+        "SUBQUERY" => unsupported("subqueries in FROM"),
+        "TABLE_FUNCTION" => unsupported("table functions as sources"),
+        "EXPRESSION_LIST" => unsupported("VALUES lists as sources"),
+        "PIVOT" => unsupported("PIVOT/UNPIVOT"),
+        "SHOW_REF" => unsupported("SHOW/DESCRIBE as a source"),
+        "EMPTY" | "EMPTY_FROM" => unsupported("a SELECT without FROM"),
+        other => unsupported(format!("FROM item {other}")),
+    }
+}
+
+fn boxed(e: Option<Box<RawExpr>>, what: &str) -> Result<Box<Expr>> {
+    match e {
+        Some(e) => Ok(Box::new(expr(*e)?)),
+        None => Err(Error::Parse(format!("{what} without an operand"))),
+    }
+}
+
+fn exprs(v: Vec<RawExpr>) -> Result<Vec<Expr>> {
+    v.into_iter().map(expr).collect()
+}
+
+fn expr(e: RawExpr) -> Result<Expr> {
+    match e.class.as_str() {
+        "COLUMN_REF" => {
+            if e.column_names.is_empty() || e.column_names.len() > 2 {
+                return unsupported(format!("the column reference {}", e.column_names.join(".")));
+            }
+            Ok(Expr::Column(e.column_names))
+        }
+        "CONSTANT" => constant(e.value.unwrap_or_default()).map(Expr::Constant),
+        "STAR" => {
+            if e.columns || e.expr.is_some() {
+                return unsupported("COLUMNS(...)");
+            }
+            if !e.exclude_list.is_empty() || !is_empty_list(&e.replace_list) || !is_empty_list(&e.rename_list) {
+                return unsupported("* EXCLUDE/REPLACE/RENAME");
+            }
+            if e.unpacked {
+                return unsupported("*COLUMNS(...)");
+            }
+            Ok(Expr::Star { relation: if e.relation_name.is_empty() { None } else { Some(e.relation_name) } })
+        }
+        "FUNCTION" => {
+            if e.filter.is_some() {
+                return unsupported("FILTER clauses on aggregates");
+            }
+            if e.order_bys.as_ref().is_some_and(|o| !o.orders.is_empty()) {
+                return unsupported("ORDER BY inside an aggregate");
+            }
+            if e.distinct {
+                return unsupported(format!("{}(DISTINCT ...)", e.function_name.to_uppercase()));
+            }
+            if !e.schema.is_empty() || !e.catalog.is_empty() {
+                return unsupported(format!("schema-qualified function {}.{}", e.schema, e.function_name));
+            }
+            Ok(Expr::Function { name: e.function_name, args: exprs(e.children)?, is_operator: e.is_operator })
+        }
+        "COMPARISON" => {
+            let op = match e.kind.as_str() {
+                "COMPARE_EQUAL" => CompareOp::Eq,
+                "COMPARE_NOTEQUAL" => CompareOp::NotEq,
+                "COMPARE_LESSTHAN" => CompareOp::Lt,
+                "COMPARE_GREATERTHAN" => CompareOp::Gt,
+                "COMPARE_LESSTHANOREQUALTO" => CompareOp::LtEq,
+                "COMPARE_GREATERTHANOREQUALTO" => CompareOp::GtEq,
+                "COMPARE_DISTINCT_FROM" => CompareOp::DistinctFrom,
+                "COMPARE_NOT_DISTINCT_FROM" => CompareOp::NotDistinctFrom,
+                other => return unsupported(format!("comparison {other}")),
+            };
+            Ok(Expr::Compare { op, left: boxed(e.left, "comparison")?, right: boxed(e.right, "comparison")? })
+        }
+        "CONJUNCTION" => match e.kind.as_str() {
+            "CONJUNCTION_AND" => Ok(Expr::And(exprs(e.children)?)),
+            "CONJUNCTION_OR" => Ok(Expr::Or(exprs(e.children)?)),
+            other => unsupported(format!("conjunction {other}")),
+        },
+        "OPERATOR" => {
+            let mut args = exprs(e.children)?;
+            match e.kind.as_str() {
+                "OPERATOR_NOT" if args.len() == 1 => Ok(Expr::Not(Box::new(args.remove(0)))),
+                "OPERATOR_IS_NULL" if args.len() == 1 => {
+                    Ok(Expr::IsNull { expr: Box::new(args.remove(0)), negated: false })
+                }
+                "OPERATOR_IS_NOT_NULL" if args.len() == 1 => {
+                    Ok(Expr::IsNull { expr: Box::new(args.remove(0)), negated: true })
+                }
+                "COMPARE_IN" | "COMPARE_NOT_IN" if !args.is_empty() => {
+                    let first = args.remove(0);
+                    Ok(Expr::InList { expr: Box::new(first), list: args, negated: e.kind == "COMPARE_NOT_IN" })
+                }
+                "OPERATOR_COALESCE" => Ok(Expr::Coalesce(args)),
+                "ARRAY_EXTRACT" | "ARRAY_SLICE" => unsupported("list indexing and slicing"),
+                "STRUCT_EXTRACT" => unsupported("struct field access"),
+                "ARROW" => unsupported("lambda functions"),
+                other => unsupported(format!("operator {other}")),
+            }
+        }
+        "BETWEEN" => Ok(Expr::Between {
+            expr: boxed(e.input, "BETWEEN")?,
+            low: boxed(e.lower, "BETWEEN")?,
+            high: boxed(e.upper, "BETWEEN")?,
+        }),
+        "CASE" => Ok(Expr::Case {
+            checks: e
+                .case_checks
+                .into_iter()
+                .map(|c| Ok((expr(c.when_expr)?, expr(c.then_expr)?)))
+                .collect::<Result<_>>()?,
+            otherwise: match e.else_expr {
+                Some(x) => Box::new(expr(*x)?),
+                None => Box::new(Expr::Constant(Constant::Null)),
+            },
+        }),
+        "CAST" => {
+            let ty = type_name(e.cast_type.unwrap_or_default())?;
+            Ok(Expr::Cast { expr: boxed(e.child, "CAST")?, ty, try_cast: e.try_cast })
+        }
+        "SUBQUERY" => unsupported("subqueries"),
+        "WINDOW" => unsupported(format!("window functions ({})", e.function_name)),
+        "PARAMETER" => unsupported("prepared statement parameters"),
+        "COLLATE" => unsupported("COLLATE"),
+        "LAMBDA" => unsupported("lambda functions"),
+        "POSITIONAL_REFERENCE" => unsupported("positional references (#n)"),
+        "DEFAULT" => unsupported("DEFAULT"),
+        other => unsupported(format!("expression {other}")),
+    }
+}
+
+fn is_empty_list(v: &Value) -> bool {
+    match v {
+        Value::Null => true,
+        Value::Array(a) => a.is_empty(),
+        Value::Object(o) => o.is_empty() || o.get("map").is_some_and(is_empty_list),
+        _ => false,
+    }
+}
+
+fn type_name(t: RawType) -> Result<TypeName> {
+    let decimal = match (&t.id[..], &t.type_info) {
+        ("DECIMAL", Some(info)) => {
+            let w = info.get("width").and_then(Value::as_u64).unwrap_or(18) as u8;
+            let s = info.get("scale").and_then(Value::as_u64).unwrap_or(3) as u8;
+            Some((w, s))
+        }
+        (_, Some(info)) if !info.is_null() => {
+            return unsupported(format!("casts to the composite or parameterized type {}", t.id))
+        }
+        _ => None,
+    };
+    if t.id == "USER" || t.id.is_empty() {
+        return unsupported("casts to user-defined or unnamed types");
+    }
+    Ok(TypeName { id: t.id, decimal })
+}
+
+fn constant(v: RawValue) -> Result<Constant> {
+    if v.is_null {
+        return Ok(Constant::Null);
+    }
+    let id = v.ty.id.as_str();
+    let bad = || Error::Parse(format!("a {id} literal that could not be read"));
+    match id {
+        "NULL" => Ok(Constant::Null),
+        "BOOLEAN" => v.value.as_bool().map(Constant::Bool).ok_or_else(bad),
+        "TINYINT" | "SMALLINT" | "INTEGER" | "BIGINT" | "UTINYINT" | "USMALLINT" | "UINTEGER" | "UBIGINT" => {
+            let n = v.value.as_i64().map(i128::from).or_else(|| v.value.as_u64().map(i128::from));
+            n.map(Constant::Integer).ok_or_else(bad)
+        }
+        "HUGEINT" => {
+            let upper = v.value.get("upper").and_then(Value::as_i64).ok_or_else(bad)?;
+            let lower = v.value.get("lower").and_then(Value::as_u64).ok_or_else(bad)?;
+            Ok(Constant::Integer(((upper as i128) << 64) | lower as i128))
+        }
+        "DOUBLE" | "FLOAT" => v.value.as_f64().map(Constant::Double).ok_or_else(bad),
+        "DECIMAL" => {
+            let scale = v.ty.type_info.as_ref().and_then(|i| i.get("scale")).and_then(Value::as_u64).ok_or_else(bad)?;
+            let digits = match &v.value {
+                Value::Number(n) => n.as_i64().map(i128::from).ok_or_else(bad)?,
+                Value::Object(o) => {
+                    let upper = o.get("upper").and_then(Value::as_i64).ok_or_else(bad)?;
+                    let lower = o.get("lower").and_then(Value::as_u64).ok_or_else(bad)?;
+                    ((upper as i128) << 64) | lower as i128
+                }
+                _ => return Err(bad()),
+            };
+            Ok(Constant::Decimal { digits, scale: scale as u8 })
+        }
+        "VARCHAR" => v.value.as_str().map(|s| Constant::Text(s.to_string())).ok_or_else(bad),
+        other => unsupported(format!("literals of type {other}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn col(parts: &[&str]) -> Expr {
+        Expr::Column(parts.iter().map(|s| s.to_string()).collect())
+    }
+
+    #[test]
+    fn reads_a_grouped_join() {
+        // json_serialize_sql('SELECT p.name, SUM(f.amount) AS total FROM f JOIN p ON f.k = p.k GROUP BY p.name'),
+        // trimmed to the fields the parser reads.
+        let json = r#"{"error":false,"statements":[{"node":{"type":"SELECT_NODE","modifiers":[],
+          "cte_map":{"map":[]},
+          "select_list":[{"class":"COLUMN_REF","type":"COLUMN_REF","alias":"","column_names":["p","name"]},
+            {"class":"FUNCTION","type":"FUNCTION","alias":"total","function_name":"sum","schema":"",
+             "children":[{"class":"COLUMN_REF","type":"COLUMN_REF","alias":"","column_names":["f","amount"]}],
+             "filter":null,"order_bys":{"type":"ORDER_MODIFIER","orders":[]},"distinct":false,"is_operator":false,"catalog":""}],
+          "from_table":{"type":"JOIN","alias":"","sample":null,
+            "left":{"type":"BASE_TABLE","alias":"","sample":null,"schema_name":"","table_name":"f","column_name_alias":[],"catalog_name":"","at_clause":null},
+            "right":{"type":"BASE_TABLE","alias":"","sample":null,"schema_name":"","table_name":"p","column_name_alias":[],"catalog_name":"","at_clause":null},
+            "condition":{"class":"COMPARISON","type":"COMPARE_EQUAL","alias":"",
+               "left":{"class":"COLUMN_REF","type":"COLUMN_REF","alias":"","column_names":["f","k"]},
+               "right":{"class":"COLUMN_REF","type":"COLUMN_REF","alias":"","column_names":["p","k"]}},
+            "join_type":"INNER","ref_type":"REGULAR","using_columns":[]},
+          "where_clause":null,
+          "group_expressions":[{"class":"COLUMN_REF","type":"COLUMN_REF","alias":"","column_names":["p","name"]}],
+          "group_sets":[[0]],"aggregate_handling":"STANDARD_HANDLING","having":null,"sample":null,"qualify":null}}]}"#;
+        let s = parse_select(json).unwrap();
+        assert_eq!(s.items.len(), 2);
+        assert_eq!(s.items[1].alias.as_deref(), Some("total"));
+        assert_eq!(s.group_by, vec![col(&["p", "name"])]);
+        match s.from {
+            FromItem::Join { on: Some(Expr::Compare { op: CompareOp::Eq, .. }), .. } => {}
+            other => panic!("unexpected FROM {other:?}"),
+        }
+    }
+
+    #[test]
+    fn names_unsupported_constructs() {
+        let node = |extra: &str| {
+            format!(
+                r#"{{"error":false,"statements":[{{"node":{{"type":"SELECT_NODE",{extra}
+                "select_list":[{{"class":"COLUMN_REF","type":"COLUMN_REF","column_names":["a"]}}],
+                "from_table":{{"type":"BASE_TABLE","table_name":"t"}}}}}}]}}"#
+            )
+        };
+        let err = |extra: &str| parse_select(&node(extra)).unwrap_err().to_string();
+        assert!(err(r#""modifiers":[{"type":"DISTINCT_MODIFIER"}],"#).contains("DISTINCT"));
+        assert!(err(r#""modifiers":[{"type":"ORDER_MODIFIER"}],"#).contains("ORDER BY"));
+        assert!(err(r#""having":{"class":"CONSTANT","type":"VALUE_CONSTANT","value":{"type":{"id":"BOOLEAN"},"value":true}},"#)
+            .contains("HAVING"));
+        let set_op = r#"{"error":false,"statements":[{"node":{"type":"SET_OPERATION_NODE"}}]}"#;
+        assert!(parse_select(set_op).unwrap_err().to_string().contains("set operations"));
+    }
+
+    #[test]
+    fn reads_literals() {
+        let v = |ty: &str, value: &str| -> RawValue {
+            serde_json::from_str(&format!(r#"{{"type":{ty},"is_null":false,"value":{value}}}"#)).unwrap()
+        };
+        assert_eq!(constant(v(r#"{"id":"INTEGER"}"#, "-3")).unwrap(), Constant::Integer(-3));
+        assert_eq!(
+            constant(v(r#"{"id":"DECIMAL","type_info":{"width":2,"scale":1}}"#, "15")).unwrap(),
+            Constant::Decimal { digits: 15, scale: 1 }
+        );
+        assert_eq!(constant(v(r#"{"id":"VARCHAR"}"#, r#""it's""#)).unwrap(), Constant::Text("it's".into()));
+        assert!(constant(v(r#"{"id":"BLOB"}"#, r#""x""#)).is_err());
+    }
+}

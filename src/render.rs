@@ -1,0 +1,555 @@
+//! Stage 5: the only producer of SQL text. Every identifier is quoted here and every literal
+//! escaped here; no other module builds SQL from strings.
+
+use crate::ast::{CompareOp, Constant, Expr, TypeName};
+use crate::ir::{stored, AggFunc, ColumnDef, Shape, TableId, ViewQuery};
+use crate::plan::Term;
+
+/// A quoted identifier.
+pub fn ident(s: &str) -> String {
+    format!("\"{}\"", s.replace('"', "\"\""))
+}
+
+/// A string literal.
+pub fn literal(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "''"))
+}
+
+pub fn table(id: &TableId) -> String {
+    format!("{}.{}.{}", ident(&id.catalog), ident(&id.schema), ident(&id.name))
+}
+
+/// A name in the schema of a view: `"catalog"."schema"."name"`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Qualified {
+    pub catalog: String,
+    pub schema: String,
+    pub name: String,
+}
+
+impl Qualified {
+    pub fn sql(&self) -> String {
+        format!("{}.{}.{}", ident(&self.catalog), ident(&self.schema), ident(&self.name))
+    }
+    pub fn sibling(&self, name: String) -> Qualified {
+        Qualified { catalog: self.catalog.clone(), schema: self.schema.clone(), name }
+    }
+    pub fn temp(name: String) -> Qualified {
+        Qualified { catalog: "temp".into(), schema: "main".into(), name }
+    }
+}
+
+fn list<T>(items: impl IntoIterator<Item = T>, sep: &str, f: impl FnMut(T) -> String) -> String {
+    items.into_iter().map(f).collect::<Vec<_>>().join(sep)
+}
+
+fn constant(c: &Constant) -> String {
+    match c {
+        Constant::Null => "NULL".into(),
+        Constant::Bool(b) => if *b { "TRUE" } else { "FALSE" }.into(),
+        Constant::Integer(i) if *i < 0 => format!("({i})"),
+        Constant::Integer(i) => i.to_string(),
+        Constant::Double(d) if d.is_finite() => {
+            let s = format!("{d:e}");
+            if *d < 0.0 {
+                format!("({s})")
+            } else {
+                s
+            }
+        }
+        Constant::Double(d) => format!("CAST({} AS DOUBLE)", literal(&d.to_string())),
+        Constant::Decimal { digits, scale } => {
+            let neg = *digits < 0;
+            let mut s = digits.unsigned_abs().to_string();
+            let scale = *scale as usize;
+            if scale > 0 {
+                while s.len() <= scale {
+                    s.insert(0, '0');
+                }
+                s.insert(s.len() - scale, '.');
+            }
+            if neg {
+                format!("(-{s})")
+            } else {
+                s
+            }
+        }
+        Constant::Text(s) => literal(s),
+    }
+}
+
+pub fn type_name(t: &TypeName) -> String {
+    match t.decimal {
+        Some((w, s)) => format!("DECIMAL({w},{s})"),
+        None => t.id.clone(),
+    }
+}
+
+fn compare_op(op: CompareOp) -> &'static str {
+    match op {
+        CompareOp::Eq => "=",
+        CompareOp::NotEq => "<>",
+        CompareOp::Lt => "<",
+        CompareOp::Gt => ">",
+        CompareOp::LtEq => "<=",
+        CompareOp::GtEq => ">=",
+        CompareOp::DistinctFrom => "IS DISTINCT FROM",
+        CompareOp::NotDistinctFrom => "IS NOT DISTINCT FROM",
+    }
+}
+
+/// Renders an expression; bound columns use the alias of their leaf.
+pub fn expr(e: &Expr, aliases: &[String]) -> String {
+    let r = |x: &Expr| expr(x, aliases);
+    match e {
+        Expr::Column(parts) => list(parts, ".", |p| ident(p)),
+        Expr::Bound { leaf, column } => format!("{}.{}", ident(&aliases[*leaf]), ident(column)),
+        Expr::Star { relation: None } => "*".into(),
+        Expr::Star { relation: Some(r) } => format!("{}.*", ident(r)),
+        Expr::Constant(c) => constant(c),
+        Expr::Function { name, args, is_operator: true } => {
+            let keyword = match name.as_str() {
+                "~~" => Some("LIKE"),
+                "!~~" => Some("NOT LIKE"),
+                "~~*" => Some("ILIKE"),
+                "!~~*" => Some("NOT ILIKE"),
+                "~~~" => Some("GLOB"),
+                _ => None,
+            };
+            match (args.as_slice(), keyword) {
+                ([a], _) => format!("({} {})", name, r(a)),
+                ([a, b], Some(k)) => format!("({} {} {})", r(a), k, r(b)),
+                ([a, b], None) => format!("({} {} {})", r(a), name, r(b)),
+                _ => format!("{}({})", ident(name), list(args, ", ", r)),
+            }
+        }
+        Expr::Function { name, args, .. } if name == "count_star" && args.is_empty() => "count(*)".into(),
+        Expr::Function { name, args, .. } => format!("{}({})", function_name(name), list(args, ", ", r)),
+        Expr::Compare { op, left, right } => format!("({} {} {})", r(left), compare_op(*op), r(right)),
+        Expr::And(v) if v.is_empty() => "TRUE".into(),
+        Expr::And(v) => format!("({})", list(v, " AND ", r)),
+        Expr::Or(v) if v.is_empty() => "FALSE".into(),
+        Expr::Or(v) => format!("({})", list(v, " OR ", r)),
+        Expr::Not(x) => format!("(NOT {})", r(x)),
+        Expr::IsNull { expr: x, negated } => {
+            format!("({} IS {}NULL)", r(x), if *negated { "NOT " } else { "" })
+        }
+        Expr::InList { expr: x, list: l, negated } => {
+            format!("({} {}IN ({}))", r(x), if *negated { "NOT " } else { "" }, list(l, ", ", r))
+        }
+        Expr::Between { expr: x, low, high } => format!("({} BETWEEN {} AND {})", r(x), r(low), r(high)),
+        Expr::Coalesce(v) => format!("COALESCE({})", list(v, ", ", r)),
+        Expr::Case { checks, otherwise } => format!(
+            "CASE {} ELSE {} END",
+            list(checks, " ", |(w, t)| format!("WHEN {} THEN {}", r(w), r(t))),
+            r(otherwise)
+        ),
+        Expr::Cast { expr: x, ty, try_cast } => {
+            format!("{}({} AS {})", if *try_cast { "TRY_CAST" } else { "CAST" }, r(x), type_name(ty))
+        }
+    }
+}
+
+/// Function names are identifiers; plain lower-case ones stay unquoted for readability.
+fn function_name(name: &str) -> String {
+    if !name.is_empty() && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_') {
+        name.to_string()
+    } else {
+        ident(name)
+    }
+}
+
+fn conjunction(preds: &[Expr], aliases: &[String]) -> String {
+    if preds.is_empty() {
+        "TRUE".into()
+    } else {
+        list(preds, " AND ", |p| expr(p, aliases))
+    }
+}
+
+/// Where one leaf of a term reads from.
+#[derive(Clone, Debug)]
+pub enum Source {
+    Current(TableId),
+    Delta(Qualified),
+}
+
+/// The payload a view's terms project, before the weight: (expression, column name).
+fn payload(q: &ViewQuery) -> Vec<(Expr, String)> {
+    match &q.shape {
+        Shape::Grouped { keys, aggregates, .. } => keys
+            .iter()
+            .enumerate()
+            .map(|(i, k)| (k.clone(), stored::group(i)))
+            .chain(
+                aggregates
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(j, a)| a.arg.as_ref().map(|arg| (arg.clone(), value_col(j)))),
+            )
+            .collect(),
+        Shape::Bag { outputs } => outputs.iter().enumerate().map(|(i, o)| (o.clone(), stored::group(i))).collect(),
+    }
+}
+
+fn value_col(j: usize) -> String {
+    format!("openivm_v{j}")
+}
+
+const WEIGHT: &str = "openivm_weight";
+pub const MULTIPLICITY: &str = "openivm_multiplicity";
+
+fn aliases(q: &ViewQuery) -> Vec<String> {
+    q.leaves.iter().map(|l| l.alias.clone()).collect()
+}
+
+/// One inclusion-exclusion term: the view's join with the leaves of `term.mask` read from their
+/// deltas, projecting the payload and the row weight sign · Π multiplicity.
+pub fn term_select(q: &ViewQuery, term: Term, sources: &[Source]) -> String {
+    let aliases = aliases(q);
+    let mut weight = vec![term.sign.to_string()];
+    for (i, a) in aliases.iter().enumerate() {
+        if term.mask & (1 << i) != 0 {
+            weight.push(format!("{}.{}", ident(a), ident(MULTIPLICITY)));
+        }
+    }
+    let from = list(sources.iter().zip(&aliases), ", ", |(s, a)| match s {
+        Source::Current(t) => format!("{} AS {}", table(t), ident(a)),
+        Source::Delta(d) => format!("{} AS {}", d.sql(), ident(a)),
+    });
+    let mut cols: Vec<String> = payload(q).iter().map(|(e, n)| format!("{} AS {}", expr(e, &aliases), ident(n))).collect();
+    cols.push(format!("({}) AS {}", weight.join(" * "), ident(WEIGHT)));
+    format!("SELECT {} FROM {} WHERE {}", cols.join(", "), from, conjunction(&q.predicates, &aliases))
+}
+
+/// The rows of a term as the view's full query would read them: all leaves current, weight 1.
+pub fn full_select(q: &ViewQuery) -> String {
+    let sources: Vec<Source> = q.leaves.iter().map(|l| Source::Current(l.table.clone())).collect();
+    let all = Term { mask: 0, sign: 1 };
+    term_select(q, all, &sources)
+}
+
+/// Aggregates weighted payload rows into the stored columns of the result (counts, sums and
+/// non-null counts as signed sums of weights). Used for both the initial fill (over
+/// `full_select`) and every refresh (over the union of the terms).
+pub fn aggregate_weighted(q: &ViewQuery, rows_sql: &str) -> String {
+    let w = ident(WEIGHT);
+    let mut cols = Vec::new();
+    let keys: Vec<String> = match &q.shape {
+        Shape::Grouped { keys, .. } => (0..keys.len()).map(stored::group).collect(),
+        Shape::Bag { outputs } => (0..outputs.len()).map(stored::group).collect(),
+    };
+    cols.extend(keys.iter().map(|k| ident(k)));
+    cols.push(format!("COALESCE(SUM({w}), 0) AS {}", ident(stored::COUNT)));
+    if let Shape::Grouped { aggregates, .. } = &q.shape {
+        for (j, a) in aggregates.iter().enumerate() {
+            let v = ident(&value_col(j));
+            let nonnull = format!("COALESCE(SUM(CASE WHEN {v} IS NOT NULL THEN {w} ELSE 0 END), 0) AS {}", ident(&stored::agg_nonnull(j)));
+            let sum = format!("SUM({v} * {w}) AS {}", ident(&stored::agg_sum(j)));
+            match a.func {
+                AggFunc::CountStar => {}
+                AggFunc::Count => cols.push(nonnull),
+                AggFunc::Sum | AggFunc::Avg => {
+                    cols.push(sum);
+                    cols.push(nonnull);
+                }
+            }
+        }
+    }
+    let group_by = if keys.is_empty() {
+        String::new()
+    } else {
+        format!(" GROUP BY {}", list(1..=keys.len(), ", ", |i| i.to_string()))
+    };
+    format!("SELECT {} FROM ({}) AS openivm_rows{}", cols.join(", "), rows_sql, group_by)
+}
+
+/// The names of the stored result's columns: keys, count, aggregate state.
+pub fn stored_columns(q: &ViewQuery) -> (Vec<String>, Vec<String>) {
+    let keys: Vec<String> = match &q.shape {
+        Shape::Grouped { keys, .. } => (0..keys.len()).map(stored::group).collect(),
+        Shape::Bag { outputs } => (0..outputs.len()).map(stored::group).collect(),
+    };
+    let mut state = Vec::new();
+    if let Shape::Grouped { aggregates, .. } = &q.shape {
+        for (j, a) in aggregates.iter().enumerate() {
+            match a.func {
+                AggFunc::CountStar => {}
+                AggFunc::Count => state.push(stored::agg_nonnull(j)),
+                AggFunc::Sum | AggFunc::Avg => {
+                    state.push(stored::agg_sum(j));
+                    state.push(stored::agg_nonnull(j));
+                }
+            }
+        }
+    }
+    (keys, state)
+}
+
+/// How a MERGE of a counted delta into a counted table is set up.
+pub struct CountedMerge<'a> {
+    pub target: &'a Qualified,
+    pub source: &'a str,
+    /// Key columns, matched with IS NOT DISTINCT FROM (NULL keys are keys too).
+    pub keys: &'a [String],
+    pub target_count: &'a str,
+    pub source_count: &'a str,
+    /// Further columns that are added up (NULL counts as 0).
+    pub summed: &'a [String],
+    /// Whether a row whose count reaches 0 disappears (false for the one row of a global aggregate).
+    pub delete_at_zero: bool,
+}
+
+/// MERGE of signed counts: rows present in both are added up (and deleted at count 0), new rows
+/// with a positive count are inserted.
+pub fn counted_merge(m: &CountedMerge) -> String {
+    let (t, d) = ("openivm_t", "openivm_d");
+    let on = if m.keys.is_empty() {
+        "TRUE".to_string()
+    } else {
+        list(m.keys, " AND ", |k| format!("{t}.{k} IS NOT DISTINCT FROM {d}.{k}", k = ident(k)))
+    };
+    let (tc, sc) = (ident(m.target_count), ident(m.source_count));
+    let mut set = vec![format!("{tc} = {t}.{tc} + {d}.{sc}")];
+    set.extend(m.summed.iter().map(|c| format!("{c} = COALESCE({t}.{c}, 0) + COALESCE({d}.{c}, 0)", c = ident(c))));
+    let mut insert_cols: Vec<String> = m.keys.iter().map(|k| ident(k)).collect();
+    insert_cols.push(tc.clone());
+    insert_cols.extend(m.summed.iter().map(|c| ident(c)));
+    let mut insert_vals: Vec<String> = m.keys.iter().map(|k| format!("{d}.{}", ident(k))).collect();
+    insert_vals.push(format!("{d}.{sc}"));
+    insert_vals.extend(m.summed.iter().map(|c| format!("{d}.{}", ident(c))));
+    let delete = if m.delete_at_zero {
+        format!("WHEN MATCHED AND {t}.{tc} + {d}.{sc} = 0 THEN DELETE ")
+    } else {
+        String::new()
+    };
+    format!(
+        "MERGE INTO {target} AS {t} USING ({source}) AS {d} ON {on} {delete}WHEN MATCHED THEN UPDATE SET {set} \
+         WHEN NOT MATCHED AND {d}.{sc} > 0 THEN INSERT ({ic}) VALUES ({iv})",
+        target = m.target.sql(),
+        source = m.source,
+        set = set.join(", "),
+        ic = insert_cols.join(", "),
+        iv = insert_vals.join(", "),
+    )
+}
+
+/// Applies a view delta (the aggregated union of the run terms) to the stored result.
+pub fn apply_view_delta(q: &ViewQuery, data: &Qualified, delta_sql: &str) -> String {
+    let (keys, state) = stored_columns(q);
+    let global = matches!(&q.shape, Shape::Grouped { keys, .. } if keys.is_empty());
+    counted_merge(&CountedMerge {
+        target: data,
+        source: delta_sql,
+        keys: &keys,
+        target_count: stored::COUNT,
+        source_count: stored::COUNT,
+        summed: &state,
+        delete_at_zero: !global,
+    })
+}
+
+/// One output column of the view as the user sees it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OutputColumn {
+    pub name: String,
+    pub ty: String,
+}
+
+/// The user-facing view over the stored result: finalizes aggregates (AVG = sum / count, SUM of
+/// only NULLs = NULL), evaluates the select list over them, and for bag views repeats each row
+/// as many times as it occurs.
+pub fn visible_view(q: &ViewQuery, data: &Qualified, outputs: &[OutputColumn]) -> String {
+    let exprs: Vec<Expr> = match &q.shape {
+        Shape::Grouped { outputs, .. } => outputs.clone(),
+        Shape::Bag { outputs } => (0..outputs.len()).map(|i| Expr::column(&stored::group(i))).collect(),
+    };
+    let select = list(exprs.iter().zip(outputs), ", ", |(e, o)| {
+        format!("CAST({} AS {}) AS {}", expr(e, &[]), o.ty, ident(&o.name))
+    });
+    let inner = match &q.shape {
+        Shape::Grouped { keys, aggregates, .. } => {
+            let mut cols: Vec<String> = (0..keys.len()).map(|i| ident(&stored::group(i))).collect();
+            for (j, a) in aggregates.iter().enumerate() {
+                let (sum, nn) = (ident(&stored::agg_sum(j)), ident(&stored::agg_nonnull(j)));
+                let fin = match a.func {
+                    AggFunc::CountStar => ident(stored::COUNT),
+                    AggFunc::Count => nn,
+                    AggFunc::Sum => format!("CASE WHEN {nn} = 0 THEN NULL ELSE {sum} END"),
+                    AggFunc::Avg => format!("CASE WHEN {nn} = 0 THEN NULL ELSE {sum} / {nn} END"),
+                };
+                cols.push(format!("{fin} AS {}", ident(&stored::agg(j))));
+            }
+            if cols.is_empty() {
+                cols.push(ident(stored::COUNT));
+            }
+            format!("SELECT {} FROM {}", cols.join(", "), data.sql())
+        }
+        Shape::Bag { .. } => format!(
+            "SELECT *, UNNEST(range(CAST({c} AS BIGINT))) AS openivm_copy FROM {d}",
+            c = ident(stored::COUNT),
+            d = data.sql()
+        ),
+    };
+    format!("SELECT {select} FROM ({inner}) AS openivm_r")
+}
+
+/// The columns of a change-capture snapshot and delta: the base columns a view reads.
+pub fn column_list(cols: &[ColumnDef]) -> Vec<String> {
+    cols.iter().map(|c| c.name.clone()).collect()
+}
+
+fn with_comma(cols: &[String]) -> String {
+    list(cols, "", |c| format!("{}, ", ident(c)))
+}
+
+/// The first snapshot of a base table: each distinct row of the read columns with its count.
+pub fn snapshot_fill(base: &TableId, cols: &[String]) -> String {
+    format!("SELECT {}COUNT(*) AS openivm_count FROM {} GROUP BY ALL", with_comma(cols), table(base))
+}
+
+/// The net change of a base table against its snapshot: rows with a non-zero signed count.
+pub fn net_change(base: &TableId, snapshot: &Qualified, cols: &[String]) -> String {
+    let c = with_comma(cols);
+    format!(
+        "SELECT {c}SUM(openivm_n) AS openivm_n FROM (SELECT {c}1 AS openivm_n FROM {base} \
+         UNION ALL SELECT {c}-openivm_count FROM {snap}) AS openivm_both GROUP BY ALL HAVING SUM(openivm_n) <> 0",
+        base = table(base),
+        snap = snapshot.sql()
+    )
+}
+
+/// The delta rows of a base table, one per inserted (+1) or deleted (-1) copy.
+pub fn expand_delta(net: &Qualified, cols: &[String]) -> String {
+    let c = with_comma(cols);
+    format!(
+        "SELECT {c}CAST(CASE WHEN openivm_n > 0 THEN 1 ELSE -1 END AS INTEGER) AS {m} FROM \
+         (SELECT {c}openivm_n, UNNEST(range(CAST(abs(openivm_n) AS BIGINT))) AS openivm_copy FROM {net}) AS openivm_n",
+        m = ident(MULTIPLICITY),
+        net = net.sql()
+    )
+}
+
+/// Row count and delete count of a delta table.
+pub fn delta_stats(delta: &Qualified) -> String {
+    format!(
+        "SELECT count(*)::BIGINT, count(*) FILTER (WHERE {m} < 0)::BIGINT FROM {d}",
+        m = ident(MULTIPLICITY),
+        d = delta.sql()
+    )
+}
+
+/// Advances a snapshot by the net change it was compared with.
+pub fn advance_snapshot(snapshot: &Qualified, net: &Qualified, cols: &[String]) -> String {
+    counted_merge(&CountedMerge {
+        target: snapshot,
+        source: &format!("SELECT * FROM {}", net.sql()),
+        keys: cols,
+        target_count: "openivm_count",
+        source_count: "openivm_n",
+        summed: &[],
+        delete_at_zero: true,
+    })
+}
+
+pub fn create_table_as(name: &Qualified, select: &str) -> String {
+    format!("CREATE TABLE {} AS {}", name.sql(), select)
+}
+
+pub fn create_temp_table_as(name: &Qualified, select: &str) -> String {
+    format!("CREATE TEMP TABLE {} AS {}", ident(&name.name), select)
+}
+
+pub fn drop_table(name: &Qualified) -> String {
+    format!("DROP TABLE IF EXISTS {}", name.sql())
+}
+
+pub fn union_all(selects: &[String]) -> String {
+    selects.join(" UNION ALL ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bind::tests::{star_select, TestCatalog};
+    use crate::bind::bind;
+
+    #[test]
+    fn quotes_identifiers_and_literals() {
+        assert_eq!(ident("a\"b"), "\"a\"\"b\"");
+        assert_eq!(literal("it's"), "'it''s'");
+        assert_eq!(constant(&Constant::Decimal { digits: 15, scale: 1 }), "1.5");
+        assert_eq!(constant(&Constant::Decimal { digits: -5, scale: 2 }), "(-0.05)");
+        assert_eq!(constant(&Constant::Double(2500.0)), "2.5e3");
+        assert_eq!(constant(&Constant::Integer(-3)), "(-3)");
+    }
+
+    #[test]
+    fn renders_each_construct() {
+        let a = vec!["t".to_string()];
+        let c = || Box::new(Expr::Bound { leaf: 0, column: "x".into() });
+        let k = |i| Box::new(Expr::Constant(Constant::Integer(i)));
+        let cases: Vec<(Expr, &str)> = vec![
+            (Expr::Compare { op: CompareOp::GtEq, left: c(), right: k(1) }, r#"("t"."x" >= 1)"#),
+            (Expr::Between { expr: c(), low: k(1), high: k(2) }, r#"("t"."x" BETWEEN 1 AND 2)"#),
+            (Expr::InList { expr: c(), list: vec![*k(1), *k(2)], negated: true }, r#"("t"."x" NOT IN (1, 2))"#),
+            (Expr::IsNull { expr: c(), negated: false }, r#"("t"."x" IS NULL)"#),
+            (Expr::Not(Box::new(Expr::Or(vec![*c(), *k(0)]))), r#"(NOT ("t"."x" OR 0))"#),
+            (
+                Expr::Function { name: "~~".into(), args: vec![*c(), Expr::Constant(Constant::Text("a%".into()))], is_operator: true },
+                r#"("t"."x" LIKE 'a%')"#,
+            ),
+            (Expr::Function { name: "+".into(), args: vec![*c(), *k(1)], is_operator: true }, r#"("t"."x" + 1)"#),
+            (Expr::Function { name: "upper".into(), args: vec![*c()], is_operator: false }, r#"upper("t"."x")"#),
+            (
+                Expr::Case { checks: vec![(*c(), *k(1))], otherwise: Box::new(Expr::Constant(Constant::Null)) },
+                r#"CASE WHEN "t"."x" THEN 1 ELSE NULL END"#,
+            ),
+            (
+                Expr::Cast { expr: c(), ty: TypeName { id: "DECIMAL".into(), decimal: Some((10, 2)) }, try_cast: false },
+                r#"CAST("t"."x" AS DECIMAL(10,2))"#,
+            ),
+            (Expr::Coalesce(vec![*c(), *k(0)]), r#"COALESCE("t"."x", 0)"#),
+        ];
+        for (e, want) in cases {
+            assert_eq!(expr(&e, &a), want);
+        }
+    }
+
+    #[test]
+    fn renders_a_term_with_its_weight() {
+        let q = bind(star_select(), &TestCatalog::star()).unwrap();
+        let delta = Qualified::temp("openivm_delta_product".into());
+        let sources = vec![
+            Source::Current(q.leaves[0].table.clone()),
+            Source::Delta(delta),
+            Source::Current(q.leaves[2].table.clone()),
+        ];
+        let sql = term_select(&q, Term { mask: 0b010, sign: 1 }, &sources);
+        assert_eq!(
+            sql,
+            "SELECT \"p\".\"name\" AS \"openivm_g0\", \"f\".\"amount\" AS \"openivm_v0\", \
+             (1 * \"p\".\"openivm_multiplicity\") AS \"openivm_weight\" \
+             FROM \"memory\".\"main\".\"fact\" AS \"f\", \"temp\".\"main\".\"openivm_delta_product\" AS \"p\", \
+             \"memory\".\"main\".\"store\" AS \"s\" \
+             WHERE (\"f\".\"pid\" = \"p\".\"pid\") AND (\"f\".\"sid\" = \"s\".\"sid\")"
+        );
+    }
+
+    #[test]
+    fn merge_handles_null_keys_and_zero_counts() {
+        let target = Qualified { catalog: "db".into(), schema: "main".into(), name: "d".into() };
+        let sql = counted_merge(&CountedMerge {
+            target: &target,
+            source: "SELECT 1",
+            keys: &["k".into()],
+            target_count: "openivm_count",
+            source_count: "openivm_count",
+            summed: &["s".into()],
+            delete_at_zero: true,
+        });
+        assert!(sql.contains("\"openivm_t\".\"k\" IS NOT DISTINCT FROM \"openivm_d\".\"k\"") || sql.contains("openivm_t.\"k\" IS NOT DISTINCT FROM openivm_d.\"k\""));
+        assert!(sql.contains("THEN DELETE"));
+        assert!(sql.contains("WHEN NOT MATCHED AND openivm_d.\"openivm_count\" > 0"));
+    }
+}

@@ -1,0 +1,63 @@
+//! Settings, per database, in the table `openivm_settings` (the 1.5 C API cannot register
+//! config options). Every known setting has a row, so `FROM openivm_settings` lists them all.
+
+use crate::db::{text, Sql};
+use crate::error::{Error, Result};
+
+const CREATE: &str = include_str!("../sql/settings/create.sql");
+const ADD_DEFAULT: &str = include_str!("../sql/settings/add_default.sql");
+const GET: &str = include_str!("../sql/settings/get.sql");
+const SET: &str = include_str!("../sql/settings/set.sql");
+
+pub struct Setting {
+    pub name: &'static str,
+    pub default: &'static str,
+    pub description: &'static str,
+}
+
+pub const FK_PRUNING: Setting = Setting {
+    name: "openivm_fk_pruning",
+    default: "true",
+    description: "Skip inclusion-exclusion terms that foreign keys prove empty (insert-only referenced tables)",
+};
+
+pub const ALL: &[Setting] = &[FK_PRUNING];
+
+/// Creates the settings table and a row for every known setting.
+pub fn ensure(db: &dyn Sql) -> Result<()> {
+    db.execute(CREATE)?;
+    for s in ALL {
+        db.execute_with(ADD_DEFAULT, &[s.name, s.default, s.default, s.description, s.name])?;
+    }
+    Ok(())
+}
+
+/// Normalizes a boolean setting's text ('true'/'false', also on/off, 1/0, yes/no).
+pub fn parse_bool(name: &str, value: &str) -> Result<bool> {
+    match value.trim().to_ascii_lowercase().as_str() {
+        "true" | "on" | "1" | "yes" | "t" => Ok(true),
+        "false" | "off" | "0" | "no" | "f" => Ok(false),
+        _ => Err(Error::InvalidArgument(format!("setting '{name}' takes true or false, not '{value}'"))),
+    }
+}
+
+/// Stores a setting; returns its normalized value.
+pub fn set(db: &dyn Sql, name: &str, value: &str) -> Result<String> {
+    let Some(s) = ALL.iter().find(|s| s.name.eq_ignore_ascii_case(name)) else {
+        let known: Vec<&str> = ALL.iter().map(|s| s.name).collect();
+        return Err(Error::InvalidArgument(format!("unknown setting '{name}' (known: {})", known.join(", "))));
+    };
+    let normalized = parse_bool(s.name, value)?.to_string();
+    ensure(db)?;
+    db.execute_with(SET, &[&normalized, s.name])?;
+    Ok(normalized)
+}
+
+/// The effective value of `openivm_fk_pruning`.
+pub fn fk_pruning(db: &dyn Sql) -> Result<bool> {
+    let rows = db.query_with(GET, &[FK_PRUNING.name])?;
+    match rows.first() {
+        Some(r) => parse_bool(FK_PRUNING.name, &text(&r[0])),
+        None => parse_bool(FK_PRUNING.name, FK_PRUNING.default),
+    }
+}

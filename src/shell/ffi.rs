@@ -1,0 +1,140 @@
+//! The only place that calls DuckDB's C API for running SQL: a kept connection and its results.
+//!
+//! Every result is read as text (the SQL that needs values casts them to VARCHAR), which keeps
+//! this layer to one vector type and leaves typing to the callers that know what they asked for.
+
+use std::ffi::{CStr, CString};
+use std::ptr;
+
+use libduckdb_sys as ffi;
+
+use crate::db::{Row, Sql};
+use crate::error::{Error, Result};
+
+/// A connection the extension owns. DuckDB connections may be used from any thread, one at a
+/// time; the shell serializes access with a lock (see `shell::instance`).
+pub struct Connection {
+    raw: ffi::duckdb_connection,
+}
+
+// SAFETY: a duckdb_connection is not tied to the thread that made it; access is serialized by
+// the owning `Instance`.
+unsafe impl Send for Connection {}
+
+impl Connection {
+    /// Opens a new connection to `db`. Only valid while DuckDB lends the database handle (the
+    /// extension entrypoint).
+    pub fn connect(db: ffi::duckdb_database) -> Result<Connection> {
+        let mut raw: ffi::duckdb_connection = ptr::null_mut();
+        let state = unsafe { ffi::duckdb_connect(db, &mut raw) };
+        if state != ffi::duckdb_state_DuckDBSuccess || raw.is_null() {
+            return Err(Error::Internal("could not open a connection to the database".into()));
+        }
+        Ok(Connection { raw })
+    }
+
+    pub fn raw(&self) -> ffi::duckdb_connection {
+        self.raw
+    }
+
+    fn run(&self, sql: &str, params: &[&str]) -> Result<Vec<Row>> {
+        let c_sql = CString::new(sql).map_err(|_| Error::Internal("SQL text contains a NUL byte".into()))?;
+        let mut result: ffi::duckdb_result = unsafe { std::mem::zeroed() };
+        let state = if params.is_empty() {
+            unsafe { ffi::duckdb_query(self.raw, c_sql.as_ptr(), &mut result) }
+        } else {
+            let mut stmt: ffi::duckdb_prepared_statement = ptr::null_mut();
+            unsafe {
+                if ffi::duckdb_prepare(self.raw, c_sql.as_ptr(), &mut stmt) != ffi::duckdb_state_DuckDBSuccess {
+                    let message = text_or(ffi::duckdb_prepare_error(stmt), "could not prepare");
+                    ffi::duckdb_destroy_prepare(&mut stmt);
+                    return Err(Error::Sql { message, sql: sql.to_string() });
+                }
+                for (i, p) in params.iter().enumerate() {
+                    let v = CString::new(*p).map_err(|_| Error::InvalidArgument("a name contains a NUL byte".into()))?;
+                    ffi::duckdb_bind_varchar(stmt, (i + 1) as u64, v.as_ptr());
+                }
+                let state = ffi::duckdb_execute_prepared(stmt, &mut result);
+                ffi::duckdb_destroy_prepare(&mut stmt);
+                state
+            }
+        };
+        let outcome = if state == ffi::duckdb_state_DuckDBSuccess {
+            let mut rows = Vec::new();
+            read_rows(&mut result, &mut rows);
+            Ok(rows)
+        } else {
+            let message = unsafe { text_or(ffi::duckdb_result_error(&mut result), "unknown error") };
+            Err(Error::Sql { message, sql: sql.to_string() })
+        };
+        unsafe { ffi::duckdb_destroy_result(&mut result) };
+        outcome
+    }
+}
+
+unsafe fn text_or(p: *const std::os::raw::c_char, fallback: &str) -> String {
+    if p.is_null() {
+        fallback.to_string()
+    } else {
+        CStr::from_ptr(p).to_string_lossy().into_owned()
+    }
+}
+
+impl Sql for Connection {
+    fn query_with(&self, sql: &str, params: &[&str]) -> Result<Vec<Row>> {
+        self.run(sql, params)
+    }
+}
+
+impl Drop for Connection {
+    fn drop(&mut self) {
+        unsafe { ffi::duckdb_disconnect(&mut self.raw) };
+    }
+}
+
+fn read_rows(result: &mut ffi::duckdb_result, rows: &mut Vec<Row>) {
+    let columns = unsafe { ffi::duckdb_column_count(result) } as usize;
+    loop {
+        let chunk = unsafe { ffi::duckdb_fetch_chunk(*result) };
+        if chunk.is_null() {
+            break;
+        }
+        let size = unsafe { ffi::duckdb_data_chunk_get_size(chunk) } as usize;
+        let mut block: Vec<Row> = (0..size).map(|_| Vec::with_capacity(columns)).collect();
+        for col in 0..columns {
+            unsafe {
+                let vector = ffi::duckdb_data_chunk_get_vector(chunk, col as u64);
+                let ty = ffi::duckdb_vector_get_column_type(vector);
+                let type_id = ffi::duckdb_get_type_id(ty);
+                let mut ty_mut = ty;
+                ffi::duckdb_destroy_logical_type(&mut ty_mut);
+                let validity = ffi::duckdb_vector_get_validity(vector);
+                let data = ffi::duckdb_vector_get_data(vector);
+                for (i, row) in block.iter_mut().enumerate() {
+                    let valid = validity.is_null() || ffi::duckdb_validity_row_is_valid(validity, i as u64);
+                    row.push(if valid { Some(read_cell(type_id, data, i)) } else { None });
+                }
+            }
+        }
+        rows.extend(block);
+        let mut chunk_mut = chunk;
+        unsafe { ffi::duckdb_destroy_data_chunk(&mut chunk_mut) };
+    }
+}
+
+/// Reads one value of the few physical types the extension's own queries return.
+unsafe fn read_cell(type_id: ffi::duckdb_type, data: *mut std::ffi::c_void, i: usize) -> String {
+    match type_id {
+        ffi::DUCKDB_TYPE_DUCKDB_TYPE_VARCHAR => {
+            let s = (data as *mut ffi::duckdb_string_t).add(i);
+            let len = ffi::duckdb_string_t_length(*s) as usize;
+            let p = ffi::duckdb_string_t_data(s) as *const u8;
+            String::from_utf8_lossy(std::slice::from_raw_parts(p, len)).into_owned()
+        }
+        ffi::DUCKDB_TYPE_DUCKDB_TYPE_BOOLEAN => (*(data as *const bool).add(i)).to_string(),
+        ffi::DUCKDB_TYPE_DUCKDB_TYPE_INTEGER => (*(data as *const i32).add(i)).to_string(),
+        ffi::DUCKDB_TYPE_DUCKDB_TYPE_BIGINT => (*(data as *const i64).add(i)).to_string(),
+        ffi::DUCKDB_TYPE_DUCKDB_TYPE_DOUBLE => (*(data as *const f64).add(i)).to_string(),
+        other => format!("<unreadable type {other}: cast to VARCHAR>"),
+    }
+}

@@ -1,0 +1,259 @@
+//! Registering the extension's SQL surface as DuckDB table functions.
+//!
+//! Each function is a `Spec`: its name, parameters, result columns and a plain Rust `run`
+//! function. The C callbacks here adapt that to DuckDB's bind/init/function protocol: bind reads
+//! the arguments, init runs the work once (so `DESCRIBE` or a prepared statement never triggers
+//! it), and the function callback streams the rows. Every callback catches panics: nothing may
+//! unwind into DuckDB.
+
+use std::collections::BTreeMap;
+use std::ffi::{c_void, CStr, CString};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::{Arc, Mutex};
+
+use libduckdb_sys as ffi;
+
+use crate::error::{Error, Result};
+use crate::shell::instance::Instance;
+
+#[derive(Clone, Copy, Debug)]
+pub enum ColumnType {
+    Varchar,
+    Integer,
+    BigInt,
+    Double,
+    Boolean,
+}
+
+impl ColumnType {
+    fn type_id(self) -> ffi::duckdb_type {
+        match self {
+            ColumnType::Varchar => ffi::DUCKDB_TYPE_DUCKDB_TYPE_VARCHAR,
+            ColumnType::Integer => ffi::DUCKDB_TYPE_DUCKDB_TYPE_INTEGER,
+            ColumnType::BigInt => ffi::DUCKDB_TYPE_DUCKDB_TYPE_BIGINT,
+            ColumnType::Double => ffi::DUCKDB_TYPE_DUCKDB_TYPE_DOUBLE,
+            ColumnType::Boolean => ffi::DUCKDB_TYPE_DUCKDB_TYPE_BOOLEAN,
+        }
+    }
+}
+
+/// One output value of a table function.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value {
+    Null,
+    Text(String),
+    Int(i64),
+    Double(f64),
+    Bool(bool),
+}
+
+/// Arguments as the user passed them: positional VARCHARs and named parameters.
+#[derive(Debug, Default, Clone)]
+pub struct Args {
+    pub positional: Vec<Option<String>>,
+    pub named: BTreeMap<String, Value>,
+}
+
+impl Args {
+    /// The positional argument `index`, which must not be NULL.
+    pub fn text(&self, index: usize, what: &str) -> Result<&str> {
+        match self.positional.get(index) {
+            Some(Some(s)) => Ok(s),
+            _ => Err(Error::InvalidArgument(format!("{what} must not be NULL"))),
+        }
+    }
+
+    /// A named BOOLEAN parameter, if given (NULL counts as not given).
+    pub fn flag(&self, name: &str) -> Option<bool> {
+        match self.named.get(name) {
+            Some(Value::Bool(b)) => Some(*b),
+            _ => None,
+        }
+    }
+}
+
+pub type Rows = Vec<Vec<Value>>;
+
+pub struct Spec {
+    pub name: &'static str,
+    /// Positional parameters, all VARCHAR.
+    pub params: &'static [&'static str],
+    /// Named BOOLEAN parameters.
+    pub named_flags: &'static [&'static str],
+    pub columns: &'static [(&'static str, ColumnType)],
+    pub run: fn(&Instance, &Args) -> Result<Rows>,
+}
+
+struct Registered {
+    spec: &'static Spec,
+    instance: Arc<Instance>,
+}
+
+struct InitData {
+    rows: Rows,
+    next: Mutex<usize>,
+}
+
+/// Runs `f`, turning a panic into an error so that it never crosses into DuckDB.
+pub fn guard<T>(f: impl FnOnce() -> Result<T>) -> Result<T> {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(r) => r,
+        Err(payload) => {
+            let text = payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".to_string());
+            Err(Error::Internal(format!("internal error (panic caught): {text}")))
+        }
+    }
+}
+
+fn c_string(s: &str) -> CString {
+    CString::new(s.replace('\0', " ")).expect("NUL bytes were replaced")
+}
+
+/// Registers `spec` on `conn` with `instance` as the state its callbacks see.
+pub fn register(conn: ffi::duckdb_connection, spec: &'static Spec, instance: Arc<Instance>) -> Result<()> {
+    unsafe {
+        let mut f = ffi::duckdb_create_table_function();
+        let name = c_string(spec.name);
+        ffi::duckdb_table_function_set_name(f, name.as_ptr());
+        for _ in spec.params {
+            let mut t = ffi::duckdb_create_logical_type(ffi::DUCKDB_TYPE_DUCKDB_TYPE_VARCHAR);
+            ffi::duckdb_table_function_add_parameter(f, t);
+            ffi::duckdb_destroy_logical_type(&mut t);
+        }
+        for flag in spec.named_flags {
+            let mut t = ffi::duckdb_create_logical_type(ffi::DUCKDB_TYPE_DUCKDB_TYPE_BOOLEAN);
+            let n = c_string(flag);
+            ffi::duckdb_table_function_add_named_parameter(f, n.as_ptr(), t);
+            ffi::duckdb_destroy_logical_type(&mut t);
+        }
+        let extra = Box::into_raw(Box::new(Registered { spec, instance }));
+        ffi::duckdb_table_function_set_extra_info(f, extra as *mut c_void, Some(drop_box::<Registered>));
+        ffi::duckdb_table_function_set_bind(f, Some(bind));
+        ffi::duckdb_table_function_set_init(f, Some(init));
+        ffi::duckdb_table_function_set_function(f, Some(produce));
+        let state = ffi::duckdb_register_table_function(conn, f);
+        ffi::duckdb_destroy_table_function(&mut f);
+        if state != ffi::duckdb_state_DuckDBSuccess {
+            return Err(Error::Internal(format!("could not register table function {}", spec.name)));
+        }
+    }
+    Ok(())
+}
+
+unsafe extern "C" fn drop_box<T>(p: *mut c_void) {
+    if !p.is_null() {
+        // Dropping user state must not unwind into DuckDB either.
+        let _ = catch_unwind(AssertUnwindSafe(|| drop(Box::from_raw(p as *mut T))));
+    }
+}
+
+unsafe fn value_text(v: ffi::duckdb_value) -> Option<String> {
+    if v.is_null() || ffi::duckdb_is_null_value(v) {
+        return None;
+    }
+    let p = ffi::duckdb_get_varchar(v);
+    if p.is_null() {
+        return None;
+    }
+    let s = CStr::from_ptr(p).to_string_lossy().into_owned();
+    ffi::duckdb_free(p as *mut c_void);
+    Some(s)
+}
+
+unsafe extern "C" fn bind(info: ffi::duckdb_bind_info) {
+    let outcome = guard(|| {
+        let reg = &*(ffi::duckdb_bind_get_extra_info(info) as *const Registered);
+        let mut args = Args::default();
+        for i in 0..reg.spec.params.len() {
+            let mut v = ffi::duckdb_bind_get_parameter(info, i as u64);
+            args.positional.push(value_text(v));
+            if !v.is_null() {
+                ffi::duckdb_destroy_value(&mut v);
+            }
+        }
+        for flag in reg.spec.named_flags {
+            let n = c_string(flag);
+            let mut v = ffi::duckdb_bind_get_named_parameter(info, n.as_ptr());
+            if !v.is_null() {
+                if !ffi::duckdb_is_null_value(v) {
+                    args.named.insert(flag.to_string(), Value::Bool(ffi::duckdb_get_bool(v)));
+                }
+                ffi::duckdb_destroy_value(&mut v);
+            }
+        }
+        for (name, ty) in reg.spec.columns {
+            let mut t = ffi::duckdb_create_logical_type(ty.type_id());
+            let n = c_string(name);
+            ffi::duckdb_bind_add_result_column(info, n.as_ptr(), t);
+            ffi::duckdb_destroy_logical_type(&mut t);
+        }
+        let data = Box::into_raw(Box::new(args));
+        ffi::duckdb_bind_set_bind_data(info, data as *mut c_void, Some(drop_box::<Args>));
+        Ok(())
+    });
+    if let Err(e) = outcome {
+        let m = c_string(&e.to_string());
+        ffi::duckdb_bind_set_error(info, m.as_ptr());
+    }
+}
+
+unsafe extern "C" fn init(info: ffi::duckdb_init_info) {
+    let outcome = guard(|| {
+        let reg = &*(ffi::duckdb_init_get_extra_info(info) as *const Registered);
+        let args = &*(ffi::duckdb_init_get_bind_data(info) as *const Args);
+        let rows = (reg.spec.run)(&reg.instance, args)?;
+        let data = Box::into_raw(Box::new(InitData { rows, next: Mutex::new(0) }));
+        ffi::duckdb_init_set_init_data(info, data as *mut c_void, Some(drop_box::<InitData>));
+        Ok(())
+    });
+    if let Err(e) = outcome {
+        let m = c_string(&e.to_string());
+        ffi::duckdb_init_set_error(info, m.as_ptr());
+    }
+}
+
+unsafe extern "C" fn produce(info: ffi::duckdb_function_info, output: ffi::duckdb_data_chunk) {
+    let outcome = guard(|| {
+        let reg = &*(ffi::duckdb_function_get_extra_info(info) as *const Registered);
+        let data = &*(ffi::duckdb_function_get_init_data(info) as *const InitData);
+        let mut next = data.next.lock().map_err(|_| Error::Internal("poisoned output cursor".into()))?;
+        let capacity = ffi::duckdb_vector_size() as usize;
+        let end = (*next + capacity).min(data.rows.len());
+        for (col, (_, ty)) in reg.spec.columns.iter().enumerate() {
+            let vector = ffi::duckdb_data_chunk_get_vector(output, col as u64);
+            for (out_row, row) in data.rows[*next..end].iter().enumerate() {
+                write_value(vector, *ty, out_row, &row[col]);
+            }
+        }
+        ffi::duckdb_data_chunk_set_size(output, (end - *next) as u64);
+        *next = end;
+        Ok(())
+    });
+    if let Err(e) = outcome {
+        let m = c_string(&e.to_string());
+        ffi::duckdb_function_set_error(info, m.as_ptr());
+    }
+}
+
+unsafe fn write_value(vector: ffi::duckdb_vector, ty: ColumnType, row: usize, value: &Value) {
+    let data = ffi::duckdb_vector_get_data(vector);
+    match (ty, value) {
+        (_, Value::Null) => {
+            ffi::duckdb_vector_ensure_validity_writable(vector);
+            let validity = ffi::duckdb_vector_get_validity(vector);
+            ffi::duckdb_validity_set_row_invalid(validity, row as u64);
+        }
+        (ColumnType::Varchar, Value::Text(s)) => {
+            ffi::duckdb_vector_assign_string_element_len(vector, row as u64, s.as_ptr() as *const _, s.len() as u64);
+        }
+        (ColumnType::Integer, Value::Int(i)) => *(data as *mut i32).add(row) = *i as i32,
+        (ColumnType::BigInt, Value::Int(i)) => *(data as *mut i64).add(row) = *i,
+        (ColumnType::Double, Value::Double(d)) => *(data as *mut f64).add(row) = *d,
+        (ColumnType::Boolean, Value::Bool(b)) => *(data as *mut bool).add(row) = *b,
+        (ty, v) => panic!("value {v:?} does not fit column type {ty:?}"),
+    }
+}
