@@ -27,3 +27,22 @@ CREATE TABLE IF NOT EXISTS openivm_snapshots (
     snapshot_table VARCHAR NOT NULL,  -- in the view's schema
     columns        VARCHAR NOT NULL   -- JSON array of the base columns the view reads
 );
+
+-- Trusted constraints declared by users, for tables whose catalog carries no FOREIGN KEY.
+-- Both endpoints are stored fully qualified together with the incarnation token each table
+-- had when the declaration was made (see docs/fk-aware-pruning.md, "Declaration lifetime").
+CREATE TABLE IF NOT EXISTS openivm_constraints_cache (
+    constraint_kind VARCHAR NOT NULL,   -- 'RELY_FK'
+    is_trusted      BOOLEAN NOT NULL,
+    child_catalog   VARCHAR,            -- NULL in legacy rows: such rows never authorize pruning
+    child_schema    VARCHAR,
+    child_table     VARCHAR NOT NULL,
+    child_columns   VARCHAR NOT NULL,   -- JSON array of column names
+    parent_catalog  VARCHAR,
+    parent_schema   VARCHAR,
+    parent_table    VARCHAR NOT NULL,
+    parent_columns  VARCHAR NOT NULL,   -- JSON array of column names
+    child_token     VARCHAR,
+    parent_token    VARCHAR,
+    declared_at     TIMESTAMP
+);

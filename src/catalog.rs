@@ -11,6 +11,12 @@ const RELATIONS_NAMED: &str = include_str!("../sql/catalog/relations_named.sql")
 const DEFAULTS: &str = include_str!("../sql/catalog/defaults.sql");
 const COLUMNS: &str = include_str!("../sql/catalog/columns.sql");
 const FUNCTION: &str = include_str!("../sql/catalog/function.sql");
+const MAIN_TABLE_EXISTS: &str = include_str!("../sql/catalog/main_table_exists.sql");
+
+/// Whether one of the extension's metadata tables exists yet.
+pub fn main_table_exists(db: &dyn Sql, name: &str) -> Result<bool> {
+    Ok(db.scalar(MAIN_TABLE_EXISTS, &[name])?.is_some_and(|n| n != "0"))
+}
 
 /// A relation found in the catalog.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -20,7 +20,6 @@ use crate::render::{self, OutputColumn, Qualified, Source};
 use crate::{fk_sources, settings};
 
 const METADATA: &str = include_str!("../sql/metadata.sql");
-const METADATA_EXISTS: &str = include_str!("../sql/views/metadata_exists.sql");
 const VIEW_INSERT: &str = include_str!("../sql/views/insert.sql");
 const VIEW_FIND: &str = include_str!("../sql/views/find.sql");
 const VIEW_MARK_REFRESHED: &str = include_str!("../sql/views/mark_refreshed.sql");
@@ -55,7 +54,7 @@ pub fn ensure_metadata(db: &dyn Sql) -> Result<()> {
 }
 
 fn metadata_exists(db: &dyn Sql) -> Result<bool> {
-    Ok(db.scalar(METADATA_EXISTS, &[])?.is_some_and(|n| n != "0"))
+    crate::catalog::main_table_exists(db, "openivm_views")
 }
 
 /// Splits a possibly qualified, possibly quoted name (`s."My View"`) into its parts.

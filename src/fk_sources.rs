@@ -35,5 +35,7 @@ pub fn catalog_foreign_keys(db: &dyn Sql, tables: &[TableId]) -> Result<Vec<Fore
 
 /// Every foreign-key fact that applies to a view over `tables`.
 pub fn foreign_keys(db: &dyn Sql, tables: &[TableId]) -> Result<Vec<ForeignKey>> {
-    catalog_foreign_keys(db, tables)
+    let mut fks = catalog_foreign_keys(db, tables)?;
+    fks.extend(crate::rely::valid_declarations(db, tables)?);
+    Ok(fks)
 }

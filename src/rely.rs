@@ -1,7 +1,37 @@
-//! Trusted RELY foreign keys (placeholder until the declaration module lands).
-use crate::db::Sql;
-use crate::error::{Error, Result};
+//! Trusted RELY foreign keys: declared by the user for tables whose catalog carries no
+//! FOREIGN KEY, and valid only for the two table incarnations they were declared for.
+//!
+//! DuckDB offers no DDL hook, so a declaration's validity is checked when it is used, from what
+//! DuckDB itself keeps with each table:
+//! - an *incarnation token* in the table's COMMENT (a marker appended to the user's own
+//!   comment, which is kept). DuckDB keeps a comment through reopening and through a rolled-back
+//!   DROP, and loses it with the table on DROP, CREATE OR REPLACE, and DROP + CREATE;
+//! - the table's column signature (names and types in order), recorded with the token in
+//!   `main.openivm_source_generations` of the table's own database. ADD, DROP, RENAME and
+//!   retyping of columns keep the comment but change the signature.
+//! A declaration authorizes pruning only while both endpoints still carry its tokens with
+//! their recorded signatures; anything else ends it until the user declares it again.
 
+use crate::ast::TableName;
+use crate::bind::RelationKind;
+use crate::catalog::SqlCatalog;
+use crate::db::{int, text, Sql};
+use crate::error::{Error, Result};
+use crate::execute::{ensure_metadata, in_transaction, table_name};
+use crate::facts::{FactSource, ForeignKey};
+use crate::ir::{ColumnDef, TableId};
+use crate::render;
+
+const DECLARATIONS: &str = include_str!("../sql/facts/rely_declarations.sql");
+const DELETE: &str = include_str!("../sql/facts/rely_delete.sql");
+const INSERT: &str = include_str!("../sql/facts/rely_insert.sql");
+const TABLE_COMMENT: &str = include_str!("../sql/facts/table_comment.sql");
+const GENERATIONS_EXISTS: &str = include_str!("../sql/facts/generations_exists.sql");
+
+/// The marker that carries a table's incarnation token inside its comment.
+const MARKER: &str = "openivm:incarnation=";
+
+/// What a declaration stored, for the caller.
 pub struct Declared {
     pub child: String,
     pub child_columns: String,
@@ -9,6 +39,222 @@ pub struct Declared {
     pub parent_columns: String,
 }
 
-pub fn declare(_db: &dyn Sql, _c: &str, _cc: &str, _p: &str, _pc: &str) -> Result<Declared> {
-    Err(Error::Internal("not built yet".into()))
+/// Reads a column list: a JSON array of strings, or names separated by commas (a name may be
+/// double-quoted to keep a comma or spaces).
+pub fn parse_columns(arg: &str) -> Result<Vec<String>> {
+    let trimmed = arg.trim();
+    let cols: Vec<String> = if trimmed.starts_with('[') {
+        serde_json::from_str::<Vec<String>>(trimmed).map_err(|_| {
+            Error::InvalidArgument(format!("column list {arg} is not a JSON array of strings"))
+        })?
+    } else {
+        let mut out = Vec::new();
+        let mut cur = String::new();
+        let mut quoted = false;
+        for c in trimmed.chars() {
+            match c {
+                '"' => quoted = !quoted,
+                ',' if !quoted => out.push(std::mem::take(&mut cur).trim().to_string()),
+                c => cur.push(c),
+            }
+        }
+        out.push(cur.trim().to_string());
+        out
+    };
+    if cols.is_empty() || cols.iter().any(|c| c.is_empty()) {
+        return Err(Error::InvalidArgument(format!("column list '{arg}' must name at least one column, none empty")));
+    }
+    Ok(cols)
+}
+
+/// The token inside a comment, if any, and the user's part of the comment.
+pub fn split_comment(comment: &str) -> (Option<String>, String) {
+    match comment.rfind(MARKER) {
+        Some(at) => {
+            let token = comment[at + MARKER.len()..].trim().to_string();
+            (Some(token).filter(|t| !t.is_empty()), comment[..at].trim_end().to_string())
+        }
+        None => (None, comment.to_string()),
+    }
+}
+
+fn with_marker(user_comment: &str, token: &str) -> String {
+    if user_comment.is_empty() {
+        format!("{MARKER}{token}")
+    } else {
+        format!("{user_comment} {MARKER}{token}")
+    }
+}
+
+fn signature(columns: &[ColumnDef]) -> String {
+    serde_json::to_string(columns).expect("serializable")
+}
+
+fn resolve_table(db: &dyn Sql, arg: &str) -> Result<(TableId, Vec<ColumnDef>)> {
+    let name: TableName = table_name(arg)?;
+    let cat = SqlCatalog { db };
+    match cat.find(&name)? {
+        Some(c) if c.kind == RelationKind::Table => {
+            let id = TableId { catalog: c.catalog, schema: c.schema, name: c.name };
+            let cols = cat.columns(&id)?;
+            Ok((id, cols))
+        }
+        Some(_) => Err(Error::InvalidArgument(format!("'{arg}' is a view; RELY foreign keys are declared between tables"))),
+        None => Err(Error::Bind(format!("table '{arg}' does not exist"))),
+    }
+}
+
+fn match_columns(table: &TableId, columns: &[ColumnDef], wanted: &[String]) -> Result<Vec<String>> {
+    wanted
+        .iter()
+        .map(|w| {
+            columns.iter().find(|c| c.name.eq_ignore_ascii_case(w)).map(|c| c.name.clone()).ok_or_else(|| {
+                Error::Bind(format!("table '{}.{}.{}' has no column '{w}'", table.catalog, table.schema, table.name))
+            })
+        })
+        .collect()
+}
+
+/// The token the table carries now, if it is still valid for its current columns.
+fn current_token(db: &dyn Sql, t: &TableId, columns: &[ColumnDef]) -> Result<Option<String>> {
+    let comment = db.scalar(TABLE_COMMENT, &[&t.catalog, &t.schema, &t.name]);
+    let Ok(Some(comment)) = comment else { return Ok(None) };
+    let (Some(token), _) = split_comment(&comment) else { return Ok(None) };
+    if int(&db.scalar(GENERATIONS_EXISTS, &[&t.catalog])?) == 0 {
+        return Ok(None);
+    }
+    let rows = db.query_with(&render::find_generation(&t.catalog), &[&t.schema, &t.name, &token])?;
+    Ok(rows.iter().any(|r| text(&r[0]) == signature(columns)).then_some(token))
+}
+
+/// Gives the table a token valid for its current incarnation and columns: the one it carries,
+/// or a new one written into its comment and its database's generations table.
+fn ensure_token(db: &dyn Sql, t: &TableId, columns: &[ColumnDef]) -> Result<String> {
+    if let Some(token) = current_token(db, t, columns)? {
+        return Ok(token);
+    }
+    let token = text(&db.scalar("SELECT gen_random_uuid()::VARCHAR", &[])?);
+    let comment = text(&db.scalar(TABLE_COMMENT, &[&t.catalog, &t.schema, &t.name])?);
+    let (_, user_comment) = split_comment(&comment);
+    db.execute(&render::create_generations(&t.catalog))?;
+    db.execute(&render::comment_on_table(t, &with_marker(&user_comment, &token)))?;
+    db.execute_with(&render::insert_generation(&t.catalog), &[&t.schema, &t.name, &token, &signature(columns)])?;
+    Ok(token)
+}
+
+fn qualified(t: &TableId) -> String {
+    format!("{}.{}.{}", t.catalog, t.schema, t.name)
+}
+
+/// `openivm_declare_rely_fk`: validates, then stores a trusted foreign key.
+///
+/// When both tables live in the database that holds the extension's metadata, tokens and
+/// declaration commit in one transaction. Otherwise (DuckDB writes one database per
+/// transaction) each source database's tokens commit first, then the declaration; a failure in
+/// between leaves an unused token, which authorizes nothing without a declaration.
+pub fn declare(db: &dyn Sql, child: &str, child_cols: &str, parent: &str, parent_cols: &str) -> Result<Declared> {
+    let (child_id, child_all) = resolve_table(db, child)?;
+    let (parent_id, parent_all) = resolve_table(db, parent)?;
+    let cc = match_columns(&child_id, &child_all, &parse_columns(child_cols)?)?;
+    let pc = match_columns(&parent_id, &parent_all, &parse_columns(parent_cols)?)?;
+    if cc.len() != pc.len() {
+        return Err(Error::InvalidArgument(format!(
+            "the child lists {} columns and the parent {}; a foreign key pairs them one to one",
+            cc.len(),
+            pc.len()
+        )));
+    }
+    let (main, _) = SqlCatalog { db }.defaults()?;
+    let endpoints = [(&child_id, &child_all), (&parent_id, &parent_all)];
+    let publish = |tokens: &[String]| -> Result<()> {
+        ensure_metadata(db)?;
+        let (ccj, pcj) = (serde_json::to_string(&cc).expect("json"), serde_json::to_string(&pc).expect("json"));
+        let key = [
+            child_id.catalog.as_str(), &child_id.schema, &child_id.name, &ccj,
+            &parent_id.catalog, &parent_id.schema, &parent_id.name, &pcj,
+        ];
+        db.execute_with(DELETE, &key)?;
+        let mut row: Vec<&str> = key.to_vec();
+        row.push(&tokens[0]);
+        row.push(&tokens[1]);
+        db.execute_with(INSERT, &row)
+    };
+    if endpoints.iter().all(|(t, _)| t.catalog == main) {
+        in_transaction(db, || {
+            let tokens = endpoints.iter().map(|(t, c)| ensure_token(db, t, c)).collect::<Result<Vec<_>>>()?;
+            publish(&tokens)
+        })?;
+    } else {
+        let mut tokens = Vec::new();
+        for (t, c) in endpoints {
+            tokens.push(in_transaction(db, || ensure_token(db, t, c))?);
+        }
+        in_transaction(db, || publish(&tokens))?;
+    }
+    Ok(Declared {
+        child: qualified(&child_id),
+        child_columns: cc.join(","),
+        parent: qualified(&parent_id),
+        parent_columns: pc.join(","),
+    })
+}
+
+fn json_list(s: &str) -> Vec<String> {
+    serde_json::from_str(s).unwrap_or_default()
+}
+
+/// The RELY foreign keys between tables of `tables` that are still valid for the tables'
+/// current incarnations.
+pub fn valid_declarations(db: &dyn Sql, tables: &[TableId]) -> Result<Vec<ForeignKey>> {
+    if !crate::catalog::main_table_exists(db, "openivm_constraints_cache")? {
+        return Ok(vec![]);
+    }
+    let mut out = Vec::new();
+    for r in db.query(DECLARATIONS)? {
+        let child = TableId { catalog: text(&r[0]), schema: text(&r[1]), name: text(&r[2]) };
+        let parent = TableId { catalog: text(&r[4]), schema: text(&r[5]), name: text(&r[6]) };
+        if !tables.contains(&child) || !tables.contains(&parent) {
+            continue;
+        }
+        let (child_token, parent_token) = (text(&r[8]), text(&r[9]));
+        let cat = SqlCatalog { db };
+        let still = |t: &TableId, token: &str| -> Result<bool> {
+            let cols = cat.columns(t)?;
+            Ok(!cols.is_empty() && current_token(db, t, &cols)?.as_deref() == Some(token))
+        };
+        if still(&child, &child_token)? && still(&parent, &parent_token)? {
+            out.push(ForeignKey {
+                child,
+                child_columns: json_list(&text(&r[3])),
+                parent,
+                parent_columns: json_list(&text(&r[7])),
+                source: FactSource::Rely,
+            });
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_column_lists() {
+        assert_eq!(parse_columns("a, b").unwrap(), vec!["a", "b"]);
+        assert_eq!(parse_columns(r#"["a","B c"]"#).unwrap(), vec!["a", "B c"]);
+        assert_eq!(parse_columns(r#""x,y", z"#).unwrap(), vec!["x,y", "z"]);
+        assert!(parse_columns("").is_err());
+        assert!(parse_columns("a,,b").is_err());
+        assert!(parse_columns("[]").is_err());
+        assert!(parse_columns("[1]").is_err());
+    }
+
+    #[test]
+    fn keeps_the_users_comment() {
+        assert_eq!(split_comment("sales facts"), (None, "sales facts".to_string()));
+        let c = with_marker("sales facts", "abc");
+        assert_eq!(split_comment(&c), (Some("abc".to_string()), "sales facts".to_string()));
+        assert_eq!(split_comment(&with_marker("", "t1")), (Some("t1".to_string()), String::new()));
+    }
 }

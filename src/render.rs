@@ -464,6 +464,36 @@ pub fn drop_table(name: &Qualified) -> String {
     format!("DROP TABLE IF EXISTS {}", name.sql())
 }
 
+/// The incarnation tokens of one source database's tables (durable, in that database).
+pub fn generations_table(catalog: &str) -> Qualified {
+    Qualified { catalog: catalog.to_string(), schema: "main".into(), name: "openivm_source_generations".into() }
+}
+
+pub fn create_generations(catalog: &str) -> String {
+    format!(
+        "CREATE TABLE IF NOT EXISTS {} (table_schema VARCHAR NOT NULL, table_name VARCHAR NOT NULL, \
+         token VARCHAR NOT NULL, columns_signature VARCHAR NOT NULL, created_at TIMESTAMP)",
+        generations_table(catalog).sql()
+    )
+}
+
+/// Parameters: table_schema, table_name, token, columns_signature.
+pub fn insert_generation(catalog: &str) -> String {
+    format!("INSERT INTO {} VALUES (?, ?, ?, ?, now()::TIMESTAMP)", generations_table(catalog).sql())
+}
+
+/// Parameters: table_schema, table_name, token.
+pub fn find_generation(catalog: &str) -> String {
+    format!(
+        "SELECT columns_signature FROM {} WHERE table_schema = ? AND table_name = ? AND token = ?",
+        generations_table(catalog).sql()
+    )
+}
+
+pub fn comment_on_table(t: &TableId, comment: &str) -> String {
+    format!("COMMENT ON TABLE {} IS {}", table(t), literal(comment))
+}
+
 pub fn union_all(selects: &[String]) -> String {
     selects.join(" UNION ALL ")
 }

@@ -1,0 +1,76 @@
+# openivm: build, demo and tests. Everything it needs comes from crates.io and PyPI into this
+# directory (target/, .venv/, .venv-duckdb2/); nothing is installed globally.
+
+EXT_NAME     := openivm
+EXT_VERSION  := v$(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n1)
+PLATFORM     := linux_amd64
+PYTHON       ?= python3
+VENV         := .venv
+VENV_PY      := $(VENV)/bin/python
+DUCKDB_CLI   := $(VENV)/bin/duckdb
+EXTENSION    := build/release/$(EXT_NAME).duckdb_extension
+DEBUG_EXT    := build/debug/$(EXT_NAME).duckdb_extension
+VENV2        := .venv-duckdb2
+SEED         ?= 42
+BATCHES      ?= 500
+
+.PHONY: all release debug venv venv2 demo test test-unit test-sql test-python test-differential \
+        test-compat bench clean
+
+all: release
+
+release: $(EXTENSION)
+
+$(EXTENSION): $(shell find src sql -type f) Cargo.toml tools/append_footer.py | $(VENV)
+	cargo build --release
+	@mkdir -p build/release
+	$(VENV_PY) tools/append_footer.py target/release/lib$(EXT_NAME).so $@ $(EXT_VERSION) $(PLATFORM)
+
+debug:
+	cargo build
+	@mkdir -p build/debug
+	$(PYTHON) tools/append_footer.py target/debug/lib$(EXT_NAME).so $(DEBUG_EXT) $(EXT_VERSION) $(PLATFORM)
+
+venv: $(VENV)
+
+$(VENV): test/requirements.txt
+	$(PYTHON) -m venv $(VENV)
+	$(VENV_PY) -m pip install --quiet --disable-pip-version-check -r test/requirements.txt
+	@touch $(VENV)
+
+venv2: $(VENV2)
+
+$(VENV2):
+	$(PYTHON) -m venv $(VENV2)
+	$(VENV2)/bin/python -m pip install --quiet --disable-pip-version-check duckdb==2.0.1
+	@touch $(VENV2)
+
+# Loads the extension into the DuckDB 1.5.5 CLI and shows a view before and after a refresh.
+demo: release
+	$(DUCKDB_CLI) -unsigned < demo/demo.sql
+
+# Every suite; the last line is "N passed, M failed" over all of them.
+test: release venv2
+	$(VENV_PY) test/run_all.py --extension $(EXTENSION) --seed $(SEED) --batches $(BATCHES) --duckdb2 $(VENV2)/bin/python
+
+test-unit:
+	cargo test --release --lib
+
+test-sql: release
+	$(VENV_PY) test/runner/sqllogictest.py --extension $(EXTENSION)
+
+test-python: release
+	$(VENV_PY) -m unittest discover -s test/python -v
+
+test-differential: release
+	$(VENV_PY) test/differential/differential.py --extension $(EXTENSION) --seed $(SEED) --batches $(BATCHES)
+
+test-compat: release venv2
+	$(VENV2)/bin/python test/python/compat_check.py $(EXTENSION)
+
+bench: release
+	$(VENV_PY) bench/bench.py --extension $(EXTENSION)
+
+clean:
+	cargo clean
+	rm -rf build
