@@ -88,6 +88,8 @@ struct RawExpr {
     schema: String,
     catalog: String,
     children: Vec<RawExpr>,
+    /// DuckDB 2.0 writes a function's arguments here (with optional names) instead of `children`.
+    arguments: Vec<RawArgument>,
     distinct: bool,
     is_operator: bool,
     filter: Option<Box<RawExpr>>,
@@ -110,6 +112,13 @@ struct RawExpr {
     columns: bool,
     expr: Option<Value>,
     unpacked: bool,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct RawArgument {
+    name: String,
+    expression: RawExpr,
 }
 
 #[derive(Deserialize, Default)]
@@ -315,7 +324,15 @@ fn expr(e: RawExpr) -> Result<Expr> {
             if !e.schema.is_empty() || !e.catalog.is_empty() {
                 return unsupported(format!("schema-qualified function {}.{}", e.schema, e.function_name));
             }
-            Ok(Expr::Function { name: e.function_name, args: exprs(e.children)?, is_operator: e.is_operator })
+            if e.arguments.iter().any(|a| !a.name.is_empty()) {
+                return unsupported(format!("named arguments in {}()", e.function_name));
+            }
+            let args = if e.children.is_empty() {
+                e.arguments.into_iter().map(|a| expr(a.expression)).collect::<Result<_>>()?
+            } else {
+                exprs(e.children)?
+            };
+            Ok(Expr::Function { name: e.function_name, args, is_operator: e.is_operator })
         }
         "COMPARISON" => {
             let op = match e.kind.as_str() {
@@ -506,6 +523,20 @@ mod tests {
             .contains("HAVING"));
         let set_op = r#"{"error":false,"statements":[{"node":{"type":"SET_OPERATION_NODE"}}]}"#;
         assert!(parse_select(set_op).unwrap_err().to_string().contains("set operations"));
+    }
+
+    #[test]
+    fn reads_duckdb2_function_arguments() {
+        // DuckDB 2.0 lists a function's arguments as {name, expression} pairs.
+        let e: RawExpr = serde_json::from_str(
+            r#"{"class":"FUNCTION","type":"FUNCTION","function_name":"sum",
+                "arguments":[{"name":"","expression":{"class":"COLUMN_REF","type":"COLUMN_REF","column_names":["f","amount"]}}]}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            expr(e).unwrap(),
+            Expr::Function { name: "sum".into(), args: vec![col(&["f", "amount"])], is_operator: false }
+        );
     }
 
     #[test]
