@@ -47,7 +47,7 @@ pub trait ChangeSource {
     /// Materializes the net delta since the view last advanced into the temp table `delta`.
     fn capture(&self, db: &dyn Sql, t: &Tracked, delta: &Qualified) -> Result<DeltaStats>;
     /// Marks the captured delta as seen; runs in the refresh's transaction.
-    fn advance(&self, db: &dyn Sql, t: &Tracked, delta: &Qualified) -> Result<()>;
+    fn advance(&self, db: &dyn Sql, t: &Tracked, delta: &Qualified, stats: &DeltaStats) -> Result<()>;
     /// Forgets the state kept for the view and table.
     fn stop(&self, db: &dyn Sql, t: &Tracked) -> Result<()>;
 }
@@ -78,7 +78,10 @@ impl ChangeSource for SnapshotSource {
         })
     }
 
-    fn advance(&self, db: &dyn Sql, t: &Tracked, delta: &Qualified) -> Result<()> {
+    fn advance(&self, db: &dyn Sql, t: &Tracked, delta: &Qualified, stats: &DeltaStats) -> Result<()> {
+        if stats.rows == 0 {
+            return Ok(()); // nothing changed: the snapshot is already the current state
+        }
         let cols = render::column_list(&t.columns);
         db.execute(&render::advance_snapshot(&t.state, &net_name(delta), &cols))
     }

@@ -1,6 +1,8 @@
 //! What the database knows: tables, columns, functions. Reads DuckDB's catalog functions with
 //! the fixed queries in sql/catalog, and resolves names the way DuckDB does.
 
+use std::cell::OnceCell;
+
 use crate::ast::TableName;
 use crate::bind::{Catalog, FunctionInfo, RelationKind, ResolvedTable};
 use crate::db::{int, text, Sql};
@@ -60,14 +62,24 @@ pub fn resolve(
 
 /// The catalog as seen through the extension's connection.
 pub struct SqlCatalog<'a> {
-    pub db: &'a dyn Sql,
+    db: &'a dyn Sql,
+    defaults: OnceCell<(String, String)>,
 }
 
-impl SqlCatalog<'_> {
+impl<'a> SqlCatalog<'a> {
+    pub fn new(db: &'a dyn Sql) -> SqlCatalog<'a> {
+        SqlCatalog { db, defaults: OnceCell::new() }
+    }
+
+    /// The default catalog and schema of the extension's connection (read once per call).
     pub fn defaults(&self) -> Result<(String, String)> {
+        if let Some(d) = self.defaults.get() {
+            return Ok(d.clone());
+        }
         let rows = self.db.query(DEFAULTS)?;
         let row = rows.first().ok_or_else(|| Error::Internal("no default catalog".into()))?;
-        Ok((text(&row[0]), text(&row[1])))
+        let d = (text(&row[0]), text(&row[1]));
+        Ok(self.defaults.get_or_init(|| d).clone())
     }
 
     pub fn columns(&self, id: &TableId) -> Result<Vec<ColumnDef>> {

@@ -115,7 +115,7 @@ pub fn table_name(s: &str) -> Result<TableName> {
 /// Where a view of this name lives: the default database, the given or default schema.
 fn view_location(db: &dyn Sql, arg: &str) -> Result<Qualified> {
     let name = table_name(arg)?;
-    let (default_catalog, default_schema) = SqlCatalog { db }.defaults()?;
+    let (default_catalog, default_schema) = SqlCatalog::new(db).defaults()?;
     if let Some(c) = &name.catalog {
         if !c.eq_ignore_ascii_case(&default_catalog) {
             return Err(Error::InvalidArgument(format!(
@@ -151,7 +151,7 @@ fn compile(db: &dyn Sql, query: &str) -> Result<ViewQuery> {
         .scalar("SELECT json_serialize_sql(?::VARCHAR)", &[query])?
         .ok_or_else(|| Error::Parse("DuckDB returned no parse tree".into()))?;
     let select = parse_select(&json)?;
-    bind(select, &SqlCatalog { db })
+    bind(select, &SqlCatalog::new(db))
 }
 
 #[derive(Serialize)]
@@ -225,7 +225,7 @@ pub fn create(db: &dyn Sql, source: &dyn ChangeSource, name: &str, query: &str) 
         if db.scalar(SCHEMA_EXISTS, &[&at.catalog, &at.schema])?.as_deref() == Some("0") {
             return Err(Error::InvalidArgument(format!("schema '{}' does not exist", at.schema)));
         }
-        let taken = SqlCatalog { db }.find(&TableName {
+        let taken = SqlCatalog::new(db).find(&TableName {
             catalog: Some(at.catalog.clone()),
             schema: Some(at.schema.clone()),
             name: at.name.clone(),
@@ -387,8 +387,8 @@ pub fn refresh(db: &dyn Sql, source: &dyn ChangeSource, name: &str, fk_pruning: 
             let delta = render::aggregate_weighted(&p.q, &render::union_all(&run));
             db.execute(&render::apply_view_delta(&p.q, &p.view.data, &delta))?;
         }
-        for (t, d) in p.tracked.iter().zip(&p.deltas) {
-            source.advance(db, t, d)?;
+        for ((t, d), stats) in p.tracked.iter().zip(&p.deltas).zip(&p.stats) {
+            source.advance(db, t, d, stats)?;
             capture::discard(db, d)?;
         }
         db.execute_with(VIEW_MARK_REFRESHED, &[&p.view.at.catalog, &p.view.at.schema, &p.view.at.name])?;

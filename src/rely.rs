@@ -92,7 +92,7 @@ fn signature(columns: &[ColumnDef]) -> String {
 
 fn resolve_table(db: &dyn Sql, arg: &str) -> Result<(TableId, Vec<ColumnDef>)> {
     let name: TableName = table_name(arg)?;
-    let cat = SqlCatalog { db };
+    let cat = SqlCatalog::new(db);
     match cat.find(&name)? {
         Some(c) if c.kind == RelationKind::Table => {
             let id = TableId { catalog: c.catalog, schema: c.schema, name: c.name };
@@ -164,7 +164,7 @@ pub fn declare(db: &dyn Sql, child: &str, child_cols: &str, parent: &str, parent
             pc.len()
         )));
     }
-    let (main, _) = SqlCatalog { db }.defaults()?;
+    let (main, _) = SqlCatalog::new(db).defaults()?;
     let endpoints = [(&child_id, &child_all), (&parent_id, &parent_all)];
     let publish = |tokens: &[String]| -> Result<()> {
         ensure_metadata(db)?;
@@ -217,7 +217,7 @@ pub fn valid_declarations(db: &dyn Sql, tables: &[TableId]) -> Result<Vec<Foreig
             continue;
         }
         let (child_token, parent_token) = (text(&r[8]), text(&r[9]));
-        let cat = SqlCatalog { db };
+        let cat = SqlCatalog::new(db);
         let still = |t: &TableId, token: &str| -> Result<bool> {
             let cols = cat.columns(t)?;
             Ok(!cols.is_empty() && current_token(db, t, &cols)?.as_deref() == Some(token))

@@ -80,9 +80,22 @@ unsafe fn text_or(p: *const std::os::raw::c_char, fallback: &str) -> String {
     }
 }
 
+/// Set OPENIVM_TRACE=1 to print every statement the extension runs, with its time, to stderr.
+fn tracing() -> bool {
+    static TRACE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *TRACE.get_or_init(|| std::env::var_os("OPENIVM_TRACE").is_some())
+}
+
 impl Sql for Connection {
     fn query_with(&self, sql: &str, params: &[&str]) -> Result<Vec<Row>> {
-        self.run(sql, params)
+        if !tracing() {
+            return self.run(sql, params);
+        }
+        let started = std::time::Instant::now();
+        let outcome = self.run(sql, params);
+        let line: String = sql.split_whitespace().collect::<Vec<_>>().join(" ");
+        eprintln!("openivm {:8.2} ms  {}", started.elapsed().as_secs_f64() * 1000.0, line.chars().take(160).collect::<String>());
+        outcome
     }
 }
 

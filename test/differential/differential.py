@@ -23,7 +23,9 @@ import argparse
 import math
 import os
 import random
+import shutil
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -890,7 +892,8 @@ class Runner:
         self.noise_max = (0.0, None, None)  # the largest relative float difference accepted  # (scenario, view, detail) where only float noise differed
         self.unsupported = []
         self.kinds_seen: Dict[str, int] = {}
-        self.rely_available = None
+        self.tmpdirs: List[str] = []
+        self.loaded = self.private_copy()
 
     # --- logging of the replay script
     def log(self, sql: str):
@@ -899,14 +902,24 @@ class Runner:
     def comment(self, text: str):
         self.script.append("-- " + text)
 
+    def private_copy(self):
+        """Loads a private copy of the extension: a rebuild that rewrites the file in place
+        while this process has it mapped would otherwise crash the run (SIGBUS)."""
+        d = tempfile.mkdtemp(prefix="openivm_diff_")
+        path = os.path.join(d, "openivm.duckdb_extension")
+        shutil.copyfile(self.ext, path)
+        self.tmpdirs.append(d)
+        return path
+
     def connect(self):
         con = duckdb.connect(":memory:", config={"allow_unsigned_extensions": True})
         try:
-            con.execute(f"LOAD '{self.ext}'")
+            con.execute(f"LOAD '{self.loaded}'")
         except Exception:
-            time.sleep(1.0)  # the extension may be being rebuilt: retry once
+            time.sleep(1.0)  # the extension may be being rebuilt: copy it again and retry once
+            self.loaded = self.private_copy()
             con = duckdb.connect(":memory:", config={"allow_unsigned_extensions": True})
-            con.execute(f"LOAD '{self.ext}'")
+            con.execute(f"LOAD '{self.loaded}'")
         return con
 
     def probe_rely(self) -> bool:
@@ -1264,6 +1277,8 @@ class Runner:
         except Failure:
             pass
         dt = time.time() - t0
+        for d in self.tmpdirs:
+            shutil.rmtree(d, ignore_errors=True)
         print(f"scenarios: {self.scenario_no} {dict(sorted(self.kinds_seen.items()))}")
         print(f"refreshes: {self.refreshes}; in FK/RELY scenarios (pruning on): {self.fk_scenario_refreshes}, "
               f"of which with terms_fk_pruned > 0: {self.fk_pruned_refreshes}")
