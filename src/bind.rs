@@ -113,6 +113,14 @@ pub fn bind(select: Select, catalog: &dyn Catalog) -> Result<ViewQuery> {
         }
         Shape::Bag { outputs } => outputs.iter().for_each(&mut note),
     }
+    for (leaf, cols) in scope.leaves.iter().zip(&used_columns) {
+        if let Some(c) = cols.iter().find(|c| c.to_ascii_lowercase().starts_with("openivm_")) {
+            return Err(Error::Unsupported(format!(
+                "reading the column '{}.{c}': column names starting with openivm_ are reserved for the extension's bookkeeping",
+                leaf.alias
+            )));
+        }
+    }
     for (leaf, cols) in scope.leaves.iter().zip(used_columns.iter_mut()) {
         let order: Vec<&String> = leaf.columns.iter().map(|c| &c.name).collect();
         cols.sort_by_key(|c| order.iter().position(|o| *o == c));
@@ -219,6 +227,13 @@ fn bind_columns(e: Expr, scope: &Scope, catalog: &dyn Catalog, allow_aggregates:
     e.rewrite(&mut |node| match node {
         Expr::Column(parts) => match resolve_column(&parts, scope)? {
             Some(b) => Ok(b),
+            // DuckDB reads a bare name that is no column, such as current_date, as a call of the
+            // function of that name.
+            None if parts.len() == 1 && catalog.function(special_function(&parts[0]))?.is_some() => {
+                let name = special_function(&parts[0]).to_string();
+                check_function(&name, false, allow_aggregates, catalog)?;
+                Ok(Expr::Function { name, args: vec![], is_operator: false })
+            }
             None => bind_error(format!("column '{}' does not exist in the tables of the query", parts.join("."))),
         },
         Expr::Star { .. } => Err(Error::Unsupported("* inside an expression".into())),
@@ -228,6 +243,17 @@ fn bind_columns(e: Expr, scope: &Scope, catalog: &dyn Catalog, allow_aggregates:
         }
         other => Ok(other),
     })
+}
+
+/// The function a bare SQL keyword such as `current_timestamp` stands for.
+fn special_function(name: &str) -> &str {
+    match name.to_ascii_lowercase().as_str() {
+        "current_timestamp" => "get_current_timestamp",
+        "current_time" => "get_current_time",
+        "localtime" => "current_localtime",
+        "localtimestamp" => "current_localtimestamp",
+        _ => name,
+    }
 }
 
 /// The aggregate a function name denotes, if it is one of the supported ones.

@@ -246,7 +246,19 @@ pub fn create(db: &dyn Sql, source: &dyn ChangeSource, name: &str, query: &str) 
         }
         let data = at.sibling(format!("openivm_data_{}", at.name));
         db.execute(&render::create_table_as(&data, &render::aggregate_weighted(&q, &render::full_select(&q))))?;
-        db.execute(&format!("CREATE VIEW {} AS {}", at.sql(), render::visible_view(&q, &data, &outputs)))?;
+        let data_columns = SqlCatalog::new(db).columns(&TableId {
+            catalog: data.catalog.clone(),
+            schema: data.schema.clone(),
+            name: data.name.clone(),
+        })?;
+        let decimal_scales: Vec<Option<u8>> = (0..q.aggregate_count())
+            .map(|j| {
+                let sum = crate::ir::stored::agg_sum(j);
+                data_columns.iter().find(|c| c.name == sum).and_then(|c| render::decimal_scale(&c.ty))
+            })
+            .collect();
+        let view_sql = render::visible_view(&q, &data, &outputs, &decimal_scales);
+        db.execute(&format!("CREATE VIEW {} AS {}", at.sql(), view_sql))?;
         for t in tracked(&q, &at) {
             source.start(db, &t)?;
             let cols = serde_json::to_string(&render::column_list(&t.columns)).expect("serializable");

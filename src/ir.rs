@@ -72,6 +72,13 @@ impl ViewQuery {
         }
     }
 
+    pub fn aggregate_count(&self) -> usize {
+        match &self.shape {
+            Shape::Grouped { aggregates, .. } => aggregates.len(),
+            Shape::Bag { .. } => 0,
+        }
+    }
+
     /// Distinct base tables the view reads, in first-appearance order.
     pub fn tables(&self) -> Vec<TableId> {
         let mut out: Vec<TableId> = Vec::new();

@@ -3,14 +3,15 @@
 //!
 //! DuckDB offers no DDL hook, so a declaration's validity is checked when it is used, from what
 //! DuckDB itself keeps with each table:
-//! - an *incarnation token* in the table's COMMENT (a marker appended to the user's own
-//!   comment, which is kept). DuckDB keeps a comment through reopening and through a rolled-back
-//!   DROP, and loses it with the table on DROP, CREATE OR REPLACE, and DROP + CREATE;
+//! - an *incarnation token* in the COMMENT of each declared key column (a marker appended to the
+//!   user's own comment, which is kept). DuckDB keeps column comments through reopening, a
+//!   rolled-back DROP and renames, and loses them with the column on DROP TABLE, CREATE OR
+//!   REPLACE, DROP + CREATE, and DROP COLUMN (a re-added column of the same name has none);
 //! - the table's column signature (names and types in order), recorded with the token in
-//!   `main.openivm_source_generations` of the table's own database. ADD, DROP, RENAME and
-//!   retyping of columns keep the comment but change the signature.
-//! A declaration authorizes pruning only while both endpoints still carry its tokens with
-//! their recorded signatures; anything else ends it until the user declares it again.
+//!   `main.openivm_source_generations` of the table's own database: ADD, DROP, RENAME and
+//!   retyping of any column change it.
+//! A declaration authorizes pruning only while every declared column of both tables still
+//! carries its token and the token's signature is the tables' current one.
 
 use crate::ast::TableName;
 use crate::bind::RelationKind;
@@ -25,7 +26,7 @@ use crate::render;
 const DECLARATIONS: &str = include_str!("../sql/facts/rely_declarations.sql");
 const DELETE: &str = include_str!("../sql/facts/rely_delete.sql");
 const INSERT: &str = include_str!("../sql/facts/rely_insert.sql");
-const TABLE_COMMENT: &str = include_str!("../sql/facts/table_comment.sql");
+const COLUMN_COMMENTS: &str = include_str!("../sql/facts/column_comments.sql");
 const GENERATIONS_EXISTS: &str = include_str!("../sql/facts/generations_exists.sql");
 
 /// The marker that carries a table's incarnation token inside its comment.
@@ -115,30 +116,71 @@ fn match_columns(table: &TableId, columns: &[ColumnDef], wanted: &[String]) -> R
         .collect()
 }
 
-/// The token the table carries now, if it is still valid for its current columns.
-fn current_token(db: &dyn Sql, t: &TableId, columns: &[ColumnDef]) -> Result<Option<String>> {
-    let comment = db.scalar(TABLE_COMMENT, &[&t.catalog, &t.schema, &t.name]);
-    let Ok(Some(comment)) = comment else { return Ok(None) };
-    let (Some(token), _) = split_comment(&comment) else { return Ok(None) };
-    if int(&db.scalar(GENERATIONS_EXISTS, &[&t.catalog])?) == 0 {
-        return Ok(None);
-    }
-    let rows = db.query_with(&render::find_generation(&t.catalog), &[&t.schema, &t.name, &token])?;
-    Ok(rows.iter().any(|r| text(&r[0]) == signature(columns)).then_some(token))
+fn column_comments(db: &dyn Sql, t: &TableId) -> Result<Vec<(String, String)>> {
+    let rows = db.query_with(COLUMN_COMMENTS, &[&t.catalog, &t.schema, &t.name])?;
+    Ok(rows.iter().map(|r| (text(&r[0]), text(&r[1]))).collect())
 }
 
-/// Gives the table a token valid for its current incarnation and columns: the one it carries,
-/// or a new one written into its comment and its database's generations table.
-fn ensure_token(db: &dyn Sql, t: &TableId, columns: &[ColumnDef]) -> Result<String> {
-    if let Some(token) = current_token(db, t, columns)? {
+/// Whether `token` is a live incarnation of the table: recorded with its current columns.
+fn token_matches_columns(db: &dyn Sql, t: &TableId, columns: &[ColumnDef], token: &str) -> Result<bool> {
+    if int(&db.scalar(GENERATIONS_EXISTS, &[&t.catalog])?) == 0 {
+        return Ok(false);
+    }
+    let rows = db.query_with(&render::find_generation(&t.catalog), &[&t.schema, &t.name, token])?;
+    Ok(rows.iter().any(|r| text(&r[0]) == signature(columns)))
+}
+
+/// The token that every one of `keys` carries, if they agree and it is live.
+fn current_token(db: &dyn Sql, t: &TableId, columns: &[ColumnDef], keys: &[String]) -> Result<Option<String>> {
+    let comments = column_comments(db, t)?;
+    let mut token: Option<String> = None;
+    for key in keys {
+        let Some((_, comment)) = comments.iter().find(|(c, _)| c == key) else { return Ok(None) };
+        let (Some(found), _) = split_comment(comment) else { return Ok(None) };
+        if token.as_ref().is_some_and(|t| t != &found) {
+            return Ok(None);
+        }
+        token = Some(found);
+    }
+    match token {
+        Some(tok) if token_matches_columns(db, t, columns, &tok)? => Ok(Some(tok)),
+        _ => Ok(None),
+    }
+}
+
+/// Gives the declared key columns a token valid for the table's current incarnation and
+/// columns: a live token the table already carries on some column, or a new one recorded in its
+/// database's generations table.
+fn ensure_token(db: &dyn Sql, t: &TableId, columns: &[ColumnDef], keys: &[String]) -> Result<String> {
+    if let Some(token) = current_token(db, t, columns, keys)? {
         return Ok(token);
     }
-    let token = text(&db.scalar("SELECT gen_random_uuid()::VARCHAR", &[])?);
-    let comment = text(&db.scalar(TABLE_COMMENT, &[&t.catalog, &t.schema, &t.name])?);
-    let (_, user_comment) = split_comment(&comment);
-    db.execute(&render::create_generations(&t.catalog))?;
-    db.execute(&render::comment_on_table(t, &with_marker(&user_comment, &token)))?;
-    db.execute_with(&render::insert_generation(&t.catalog), &[&t.schema, &t.name, &token, &signature(columns)])?;
+    let comments = column_comments(db, t)?;
+    let mut live = None;
+    for (_, comment) in &comments {
+        if let (Some(tok), _) = split_comment(comment) {
+            if token_matches_columns(db, t, columns, &tok)? {
+                live = Some(tok);
+                break;
+            }
+        }
+    }
+    let token = match live {
+        Some(tok) => tok,
+        None => {
+            let tok = text(&db.scalar("SELECT gen_random_uuid()::VARCHAR", &[])?);
+            db.execute(&render::create_generations(&t.catalog))?;
+            db.execute_with(&render::insert_generation(&t.catalog), &[&t.schema, &t.name, &tok, &signature(columns)])?;
+            tok
+        }
+    };
+    for key in keys {
+        let comment = comments.iter().find(|(c, _)| c == key).map(|(_, c)| c.as_str()).unwrap_or("");
+        let (existing, user_comment) = split_comment(comment);
+        if existing.as_deref() != Some(token.as_str()) {
+            db.execute(&render::comment_on_column(t, key, &with_marker(&user_comment, &token)))?;
+        }
+    }
     Ok(token)
 }
 
@@ -165,7 +207,7 @@ pub fn declare(db: &dyn Sql, child: &str, child_cols: &str, parent: &str, parent
         )));
     }
     let (main, _) = SqlCatalog::new(db).defaults()?;
-    let endpoints = [(&child_id, &child_all), (&parent_id, &parent_all)];
+    let endpoints = [(&child_id, &child_all, &cc), (&parent_id, &parent_all, &pc)];
     let publish = |tokens: &[String]| -> Result<()> {
         ensure_metadata(db)?;
         let (ccj, pcj) = (serde_json::to_string(&cc).expect("json"), serde_json::to_string(&pc).expect("json"));
@@ -179,15 +221,15 @@ pub fn declare(db: &dyn Sql, child: &str, child_cols: &str, parent: &str, parent
         row.push(&tokens[1]);
         db.execute_with(INSERT, &row)
     };
-    if endpoints.iter().all(|(t, _)| t.catalog == main) {
+    if endpoints.iter().all(|(t, _, _)| t.catalog == main) {
         in_transaction(db, || {
-            let tokens = endpoints.iter().map(|(t, c)| ensure_token(db, t, c)).collect::<Result<Vec<_>>>()?;
+            let tokens = endpoints.iter().map(|(t, c, k)| ensure_token(db, t, c, k)).collect::<Result<Vec<_>>>()?;
             publish(&tokens)
         })?;
     } else {
         let mut tokens = Vec::new();
-        for (t, c) in endpoints {
-            tokens.push(in_transaction(db, || ensure_token(db, t, c))?);
+        for (t, c, k) in endpoints {
+            tokens.push(in_transaction(db, || ensure_token(db, t, c, k))?);
         }
         in_transaction(db, || publish(&tokens))?;
     }
@@ -217,19 +259,14 @@ pub fn valid_declarations(db: &dyn Sql, tables: &[TableId]) -> Result<Vec<Foreig
             continue;
         }
         let (child_token, parent_token) = (text(&r[8]), text(&r[9]));
+        let (child_columns, parent_columns) = (json_list(&text(&r[3])), json_list(&text(&r[7])));
         let cat = SqlCatalog::new(db);
-        let still = |t: &TableId, token: &str| -> Result<bool> {
+        let still = |t: &TableId, keys: &[String], token: &str| -> Result<bool> {
             let cols = cat.columns(t)?;
-            Ok(!cols.is_empty() && current_token(db, t, &cols)?.as_deref() == Some(token))
+            Ok(!cols.is_empty() && current_token(db, t, &cols, keys)?.as_deref() == Some(token))
         };
-        if still(&child, &child_token)? && still(&parent, &parent_token)? {
-            out.push(ForeignKey {
-                child,
-                child_columns: json_list(&text(&r[3])),
-                parent,
-                parent_columns: json_list(&text(&r[7])),
-                source: FactSource::Rely,
-            });
+        if still(&child, &child_columns, &child_token)? && still(&parent, &parent_columns, &parent_token)? {
+            out.push(ForeignKey { child, child_columns, parent, parent_columns, source: FactSource::Rely });
         }
     }
     Ok(out)

@@ -359,7 +359,10 @@ pub struct OutputColumn {
 /// The user-facing view over the stored result: finalizes aggregates (AVG = sum / count, SUM of
 /// only NULLs = NULL), evaluates the select list over them, and for bag views repeats each row
 /// as many times as it occurs.
-pub fn visible_view(q: &ViewQuery, data: &Qualified, outputs: &[OutputColumn]) -> String {
+/// `decimal_scales[j]` is the scale of aggregate j's sum column when it is a DECIMAL: DuckDB
+/// averages decimals as the unscaled integer sum over count · 10^scale, and the view must round
+/// the same way.
+pub fn visible_view(q: &ViewQuery, data: &Qualified, outputs: &[OutputColumn], decimal_scales: &[Option<u8>]) -> String {
     let exprs: Vec<Expr> = match &q.shape {
         Shape::Grouped { outputs, .. } => outputs.clone(),
         Shape::Bag { outputs } => (0..outputs.len()).map(|i| Expr::column(&stored::group(i))).collect(),
@@ -376,7 +379,16 @@ pub fn visible_view(q: &ViewQuery, data: &Qualified, outputs: &[OutputColumn]) -
                     AggFunc::CountStar => ident(stored::COUNT),
                     AggFunc::Count => nn,
                     AggFunc::Sum => format!("CASE WHEN {nn} = 0 THEN NULL ELSE {sum} END"),
-                    AggFunc::Avg => format!("CASE WHEN {nn} = 0 THEN NULL ELSE {sum} / {nn} END"),
+                    AggFunc::Avg => match decimal_scales.get(j).copied().flatten() {
+                        Some(scale) => {
+                            let factor = format!("1{}", "0".repeat(scale as usize));
+                            format!(
+                                "CASE WHEN {nn} = 0 THEN NULL ELSE CAST(CAST({sum} * {factor} AS HUGEINT) AS DOUBLE) \
+                                 / (CAST({nn} AS DOUBLE) * {factor}) END"
+                            )
+                        }
+                        None => format!("CASE WHEN {nn} = 0 THEN NULL ELSE {sum} / {nn} END"),
+                    },
                 };
                 cols.push(format!("{fin} AS {}", ident(&stored::agg(j))));
             }
@@ -392,6 +404,12 @@ pub fn visible_view(q: &ViewQuery, data: &Qualified, outputs: &[OutputColumn]) -
         ),
     };
     format!("SELECT {select} FROM ({inner}) AS openivm_r")
+}
+
+/// The scale of a DECIMAL type as DuckDB names it (`DECIMAL(38,2)` -> 2).
+pub fn decimal_scale(type_name: &str) -> Option<u8> {
+    let inner = type_name.strip_prefix("DECIMAL(")?.strip_suffix(')')?;
+    inner.split(',').nth(1)?.trim().parse().ok()
 }
 
 /// The columns of a change-capture snapshot and delta: the base columns a view reads.
@@ -490,8 +508,8 @@ pub fn find_generation(catalog: &str) -> String {
     )
 }
 
-pub fn comment_on_table(t: &TableId, comment: &str) -> String {
-    format!("COMMENT ON TABLE {} IS {}", table(t), literal(comment))
+pub fn comment_on_column(t: &TableId, column: &str, comment: &str) -> String {
+    format!("COMMENT ON COLUMN {}.{} IS {}", table(t), ident(column), literal(comment))
 }
 
 pub fn union_all(selects: &[String]) -> String {
@@ -544,6 +562,13 @@ mod tests {
         for (e, want) in cases {
             assert_eq!(expr(&e, &a), want);
         }
+    }
+
+    #[test]
+    fn reads_decimal_scales() {
+        assert_eq!(decimal_scale("DECIMAL(38,2)"), Some(2));
+        assert_eq!(decimal_scale("DECIMAL(18, 0)"), Some(0));
+        assert_eq!(decimal_scale("HUGEINT"), None);
     }
 
     #[test]

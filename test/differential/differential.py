@@ -53,6 +53,7 @@ def quote_str(s: str) -> str:
 
 
 GROUP_STRINGS = ["a", "b", "c", "ab", "B", "it's", "é", ""]
+UPPER_STRINGS = ["A", "B", "AB", "IT'S"]
 LIKE_PATTERNS = ["a%", "%b", "_", "%", "B%", "it%", "%'%"]
 
 
@@ -64,21 +65,31 @@ LIKE_PATTERNS = ["a%", "%b", "_", "%", "B%", "it%", "%'%"]
 class Col:
     name: str
     type: str  # INTEGER, BIGINT, DECIMAL(10,2), VARCHAR
-    role: str  # pk, fk, jkey, grp, int, big, dec
-    parent: Optional[Tuple[str, str]] = None  # for fk columns: (table, column)
+    role: str  # pk (part of the primary key), fk (part of a foreign key), jkey, grp, int, big, dec
     null_rate: float = 0.1
+
+
+@dataclass
+class FK:
+    """A foreign key, enforced by the catalog or declared RELY (the generator keeps it either way)."""
+
+    child: str
+    ccols: List[str]
+    parent: str
+    pcols: List[str]  # always the parent's primary key, in its order
 
 
 @dataclass
 class Table:
     name: str
     cols: List[Col]
-    pk: Optional[str] = None
+    pk: List[str] = field(default_factory=list)
+    declare_pk: bool = True  # False: the key is unique by promise only (RELY scenarios)
     is_fact: bool = False
     min_rows: int = 5
     max_rows: int = 60
     next_id: int = 1
-    deleted_ids: List[int] = field(default_factory=list)
+    deleted_keys: List[tuple] = field(default_factory=list)
 
     def col(self, name: str) -> Col:
         return next(c for c in self.cols if c.name == name)
@@ -92,63 +103,89 @@ class Edge:
     c1: str
     t2: str
     c2: str
-    op: str = "="  # '=', '<', '<=', '+1=', 'between', '<>'
-    c2b: Optional[str] = None  # second column of t2 for 'between'
-    fk: bool = False  # t1.c1 references t2.c2 (catalog or RELY)
+    op: str = "="  # '=', '<', '<=', '<>', '+1=', 'between', 'or'
+    c2b: Optional[str] = None  # 'between': the upper bound column of t2
+    more: List[Tuple[str, str]] = field(default_factory=list)  # further equated column pairs
+    alt: Optional[Tuple[str, str]] = None  # 'or': the alternative equated pair
+    fk: bool = False  # this condition equates a whole foreign key (t1 child, t2 parent)
 
     def render(self, a1: str, a2: str, rng: random.Random) -> str:
         l, r = f"{a1}.{self.c1}", f"{a2}.{self.c2}"
         if self.op == "=":
-            return f"{l} = {r}" if rng.random() < 0.7 else f"{r} = {l}"
+            parts = [(l, r)] + [(f"{a1}.{x}", f"{a2}.{y}") for (x, y) in self.more]
+            return " AND ".join(f"{x} = {y}" if rng.random() < 0.7 else f"{y} = {x}" for (x, y) in parts)
         if self.op == "+1=":
             return f"{l} + 1 = {r}"
         if self.op == "between":
             return f"{l} BETWEEN {r} AND {a2}.{self.c2b}"
+        if self.op == "or":
+            return f"({l} = {r} OR {a1}.{self.alt[0]} = {a2}.{self.alt[1]})"
         return f"{l} {self.op} {r}"
 
     @property
-    def equi(self) -> bool:
-        return self.op == "="
+    def using_col(self) -> Optional[str]:
+        if self.op == "=" and not self.more and self.c1 == self.c2 and self.t1 != self.t2:
+            return self.c1
+        return None
 
 
 @dataclass
 class Schema:
     kind: str
     fk_mode: Optional[str]  # 'catalog', 'rely' or None
-    tables: Dict[str, Table]
+    tables: Dict[str, Table]  # in creation order: parents first
     edges: List[Edge]
-    fks: List[Tuple[str, str, str, str]]  # (child, child_col, parent, parent_col)
-    ddl: List[str] = field(default_factory=list)
+    fks: List[FK]
     max_leaves: int = 4
     max_alias_per_table: int = 2
 
-    def children_of(self, parent: str) -> List[Tuple[str, str, str]]:
-        return [(c, cc, pc) for (c, cc, p, pc) in self.fks if p == parent]
+    def fks_to(self, parent: str) -> List[FK]:
+        return [f for f in self.fks if f.parent == parent]
+
+    def fks_of(self, child: str) -> List[FK]:
+        return [f for f in self.fks if f.child == child]
 
 
-def table_ddl(t: Table, with_fk: bool) -> str:
+def table_ddl(t: Table, fks: List[FK], with_fk: bool) -> str:
     parts = []
     for c in t.cols:
         s = f"{c.name} {c.type}"
-        if c.role == "pk":
+        if t.declare_pk and t.pk == [c.name]:
             s += " PRIMARY KEY"
-        if c.parent and with_fk:
-            s += f" REFERENCES {c.parent[0]}({c.parent[1]})"
+        if with_fk:
+            for fk in fks:
+                if fk.ccols == [c.name]:
+                    s += f" REFERENCES {fk.parent}({fk.pcols[0]})"
         parts.append(s)
+    if t.declare_pk and len(t.pk) > 1:
+        parts.append(f"PRIMARY KEY ({', '.join(t.pk)})")
+    if with_fk:
+        for fk in fks:
+            if len(fk.ccols) > 1:
+                parts.append(f"FOREIGN KEY ({', '.join(fk.ccols)}) REFERENCES {fk.parent}({', '.join(fk.pcols)})")
     return f"CREATE TABLE {t.name}({', '.join(parts)})"
 
 
-def dim_table(rng, name: str, pkname: str, extra_fk: Optional[Tuple[str, str, str]] = None) -> Table:
-    cols = [Col(pkname, "INTEGER", "pk", null_rate=0)]
-    if extra_fk:
-        cols.append(Col(extra_fk[0], "INTEGER", "fk", parent=(extra_fk[1], extra_fk[2]), null_rate=0.1))
+def dim_table(rng, name: str, pk: List[str], fk_cols: List[str] = ()) -> Table:
+    cols = [Col(k, "INTEGER", "pk", null_rate=0) for k in pk]
+    cols += [Col(c, "INTEGER", "fk", null_rate=0.1) for c in fk_cols]
     cols.append(Col("name", "VARCHAR", "grp", null_rate=0.1))
     if rng.random() < 0.7:
         cols.append(Col("cat", "VARCHAR", "grp", null_rate=0.2))
     cols.append(Col("w", "INTEGER", "int", null_rate=0.15))
     if rng.random() < 0.7:
         cols.append(Col("p", "DECIMAL(10,2)", "dec", null_rate=0.1))
-    return Table(name, cols, pk=pkname, min_rows=3, max_rows=15)
+    return Table(name, cols, pk=list(pk), min_rows=3, max_rows=15)
+
+
+def fact_measures() -> List[Col]:
+    return [
+        Col("g", "VARCHAR", "grp", null_rate=0.1),
+        Col("qty", "INTEGER", "int", null_rate=0.1),
+        Col("amt", "DECIMAL(10,2)", "dec", null_rate=0.1),
+        Col("big", "BIGINT", "big", null_rate=0.1),
+        Col("k", "INTEGER", "jkey", null_rate=0.1),
+    ]
 
 
 def make_star(rng, fk_mode: str) -> Schema:
@@ -156,75 +193,74 @@ def make_star(rng, fk_mode: str) -> Schema:
     named_pk = rng.random() < 0.5  # d1(d1_id) instead of d1(id): allows USING
     tables: Dict[str, Table] = {}
     edges: List[Edge] = []
-    fks = []
+    fks: List[FK] = []
     fcols = [Col("fid", "INTEGER", "int", null_rate=0.0)]
     for i in range(1, ndims + 1):
         dn = f"d{i}"
         pk = f"{dn}_id" if named_pk else "id"
-        tables[dn] = dim_table(rng, dn, pk)
-        fcols.append(Col(f"{dn}_id", "INTEGER", "fk", parent=(dn, pk), null_rate=0.08))
-        fks.append(("f", f"{dn}_id", dn, pk))
-        edges.append(Edge("f", f"{dn}_id", dn, pk, fk=True))
-        edges.append(Edge("f", f"{dn}_id", dn, pk, fk=True))  # weight FK joins up
+        tables[dn] = dim_table(rng, dn, [pk])
+        fcols.append(Col(f"{dn}_id", "INTEGER", "fk", null_rate=0.08))
+        fks.append(FK("f", [f"{dn}_id"], dn, [pk]))
+        edges += [Edge("f", f"{dn}_id", dn, pk, fk=True)] * 3
     if rng.random() < 0.35:  # a role-playing second reference to d1
-        pk = tables["d1"].pk
-        fcols.append(Col("d1b_id", "INTEGER", "fk", parent=("d1", pk), null_rate=0.2))
-        fks.append(("f", "d1b_id", "d1", pk))
-        edges.append(Edge("f", "d1b_id", "d1", pk, fk=True))
-    fcols += [
-        Col("g", "VARCHAR", "grp", null_rate=0.1),
-        Col("qty", "INTEGER", "int", null_rate=0.1),
-        Col("amt", "DECIMAL(10,2)", "dec", null_rate=0.1),
-        Col("big", "BIGINT", "big", null_rate=0.1),
-        Col("k", "INTEGER", "jkey", null_rate=0.1),
-    ]
+        pk = tables["d1"].pk[0]
+        fcols.append(Col("d1b_id", "INTEGER", "fk", null_rate=0.2))
+        fks.append(FK("f", ["d1b_id"], "d1", [pk]))
+        edges += [Edge("f", "d1b_id", "d1", pk, fk=True)] * 2
+    if rng.random() < 0.35:  # a dimension with a composite key
+        tables["dc"] = dim_table(rng, "dc", ["ka", "kb"])
+        fcols += [Col("dc_a", "INTEGER", "fk", null_rate=0.1), Col("dc_b", "INTEGER", "fk", null_rate=0.1)]
+        fks.append(FK("f", ["dc_a", "dc_b"], "dc", ["ka", "kb"]))
+        edges += [Edge("f", "dc_a", "dc", "ka", more=[("dc_b", "kb")], fk=True)] * 3
+        edges.append(Edge("f", "dc_a", "dc", "ka"))  # half of the key: proves nothing
+        edges.append(Edge("f", "dc_a", "dc", "kb", more=[("dc_b", "ka")]))  # swapped columns
+    fcols += fact_measures()
+    if fk_mode == "rely" and rng.random() < 0.5:
+        for t in tables.values():  # uniqueness of the dimension keys by promise only
+            t.declare_pk = False
     f = Table("f", fcols, is_fact=True, min_rows=20, max_rows=150)
     all_tables = dict(tables)
     all_tables["f"] = f
-    # A non-key join (duplicates, no FK): fact.k = dim.w, and one non-equi dimension predicate.
-    dn = rng.choice(list(tables))
-    edges.append(Edge("f", "k", dn, "w"))
+    # Joins along no foreign key (each must keep the dimension's terms from being pruned):
+    dn = rng.choice([d for d in tables if d != "dc"])
+    pk = tables[dn].pk[0]
+    edges.append(Edge("f", "k", dn, "w"))  # non-key columns, duplicates
+    edges.append(Edge("f", "fid", dn, pk))  # a non-FK column to the key
+    edges.append(Edge("f", f"{dn}_id", dn, pk, op="or", alt=("k", "w")))  # the FK under an OR
     if rng.random() < 0.3:
         edges.append(Edge("f", "qty", dn, "w", op="<="))
-    return Schema("star", fk_mode, all_tables, edges, fks, max_leaves=min(5, ndims + 2), max_alias_per_table=2)
+    return Schema("star", fk_mode, all_tables, edges, fks, max_leaves=min(5, len(tables) + 2), max_alias_per_table=2)
 
 
 def make_chain(rng, fk_mode: str) -> Schema:
     depth = rng.randint(2, 3)  # f -> d1 -> d2 [-> d3]
     named_pk = rng.random() < 0.5
     tables: Dict[str, Table] = {}
-    edges, fks = [], []
+    edges: List[Edge] = []
+    fks: List[FK] = []
     for i in range(depth, 0, -1):
         dn = f"d{i}"
         pk = f"{dn}_id" if named_pk else "id"
-        extra = None
+        fk_cols = []
         if i < depth:
-            ppk = tables[f"d{i + 1}"].pk
-            extra = (f"d{i + 1}_id", f"d{i + 1}", ppk)
-            fks.append((dn, f"d{i + 1}_id", f"d{i + 1}", ppk))
-            edges += [Edge(dn, f"d{i + 1}_id", f"d{i + 1}", ppk, fk=True)] * 3
-        tables[dn] = dim_table(rng, dn, pk, extra)
-    fcols = [
-        Col("fid", "INTEGER", "int", null_rate=0.0),
-        Col("d1_id", "INTEGER", "fk", parent=("d1", tables["d1"].pk), null_rate=0.08),
-    ]
-    fks.append(("f", "d1_id", "d1", tables["d1"].pk))
-    edges += [Edge("f", "d1_id", "d1", tables["d1"].pk, fk=True)] * 3
+            up = f"d{i + 1}"
+            fk_cols = [f"{up}_id"]
+            fks.append(FK(dn, [f"{up}_id"], up, tables[up].pk))
+            edges += [Edge(dn, f"{up}_id", up, tables[up].pk[0], fk=True)] * 3
+        tables[dn] = dim_table(rng, dn, [pk], fk_cols)
+    fcols = [Col("fid", "INTEGER", "int", null_rate=0.0), Col("d1_id", "INTEGER", "fk", null_rate=0.08)]
+    fks.append(FK("f", ["d1_id"], "d1", tables["d1"].pk))
+    edges += [Edge("f", "d1_id", "d1", tables["d1"].pk[0], fk=True)] * 3
     if rng.random() < 0.5:  # a side dimension straight off the fact
         pk = "e_id" if named_pk else "id"
-        tables["e"] = dim_table(rng, "e", pk)
-        fcols.append(Col("e_id", "INTEGER", "fk", parent=("e", pk), null_rate=0.1))
-        fks.append(("f", "e_id", "e", pk))
+        tables["e"] = dim_table(rng, "e", [pk])
+        fcols.append(Col("e_id", "INTEGER", "fk", null_rate=0.1))
+        fks.append(FK("f", ["e_id"], "e", [pk]))
         edges += [Edge("f", "e_id", "e", pk, fk=True)] * 2
-    fcols += [
-        Col("g", "VARCHAR", "grp", null_rate=0.1),
-        Col("qty", "INTEGER", "int", null_rate=0.1),
-        Col("amt", "DECIMAL(10,2)", "dec", null_rate=0.1),
-        Col("big", "BIGINT", "big", null_rate=0.1),
-    ]
+    fcols += fact_measures()
     tables["f"] = Table("f", fcols, is_fact=True, min_rows=20, max_rows=120)
-    # A non-key join between two dimensions of the chain.
-    edges.append(Edge("d1", "name", "d2", "name"))
+    edges.append(Edge("d1", "name", "d2", "name"))  # a non-key join between two dimensions
+    edges.append(Edge("f", "k", "d2", "w"))  # the fact straight to the outer dimension, no FK
     return Schema("chain", fk_mode, tables, edges, fks, max_leaves=min(5, len(tables) + 1), max_alias_per_table=1)
 
 
@@ -233,34 +269,29 @@ def make_self(rng) -> Schema:
     with_dept = rng.random() < 0.5
     cols = [
         Col("id", "INTEGER", "pk", null_rate=0),
-        Col("mgr_id", "INTEGER", "fk" if self_fk else "jkey", parent=("emp", "id") if self_fk else None, null_rate=0.2),
+        Col("mgr_id", "INTEGER", "fk" if self_fk else "jkey", null_rate=0.2),
         Col("dept", "VARCHAR", "grp", null_rate=0.1),
         Col("salary", "DECIMAL(10,2)", "dec", null_rate=0.1),
         Col("bonus", "INTEGER", "int", null_rate=0.15),
         Col("lvl", "INTEGER", "jkey", null_rate=0.1),
     ]
-    tables = {}
-    edges = [Edge("emp", "mgr_id", "emp", "id", fk=self_fk)] * 3
+    tables: Dict[str, Table] = {}
+    edges = [Edge("emp", "mgr_id", "emp", "id")] * 3  # a self reference is never a pruning fact
     edges.append(Edge("emp", "dept", "emp", "dept"))
     edges.append(Edge("emp", "lvl", "emp", "lvl", op="<"))
-    fks = []
+    fks: List[FK] = []
     if self_fk:
-        fks.append(("emp", "mgr_id", "emp", "id"))
+        fks.append(FK("emp", ["mgr_id"], "emp", ["id"]))
     if with_dept:
         tables["dept"] = Table(
             "dept",
             [Col("dept_id", "INTEGER", "pk", null_rate=0), Col("dname", "VARCHAR", "grp"), Col("budget", "BIGINT", "big")],
-            pk="dept_id", min_rows=2, max_rows=10)
-        cols.append(Col("dept_id", "INTEGER", "fk", parent=("dept", "dept_id"), null_rate=0.15))
-        fks.append(("emp", "dept_id", "dept", "dept_id"))
+            pk=["dept_id"], min_rows=2, max_rows=10)
+        cols.append(Col("dept_id", "INTEGER", "fk", null_rate=0.15))
+        fks.append(FK("emp", ["dept_id"], "dept", ["dept_id"]))
         edges += [Edge("emp", "dept_id", "dept", "dept_id", fk=True)] * 2
-    if not self_fk:
-        # Without the self FK, the manager reference is a plain (dangling-allowed) integer.
-        cols[1] = Col("mgr_id", "INTEGER", "jkey", null_rate=0.2)
-    tables["emp"] = Table("emp", cols, pk="id", min_rows=10, max_rows=60)
-    # emp must be created after dept (it references it)
-    ordered = {k: tables[k] for k in (["dept"] if with_dept else []) + ["emp"]}
-    return Schema("self", "catalog" if fks else None, ordered, edges, fks, max_leaves=3, max_alias_per_table=3)
+    tables["emp"] = Table("emp", cols, pk=["id"], min_rows=10, max_rows=60)
+    return Schema("self", "catalog" if fks else None, tables, edges, fks, max_leaves=3, max_alias_per_table=3)
 
 
 def make_generic(rng) -> Schema:
@@ -283,8 +314,10 @@ def make_generic(rng) -> Schema:
         for b in names:
             if a < b:
                 edges += [Edge(a, "k", b, "k"), Edge(a, "k", b, "k"), Edge(a, "j", b, "k"), Edge(a, "s", b, "s")]
+                edges.append(Edge(a, "k", b, "k", more=[("j", "j")]))
                 edges.append(Edge(a, "k", b, "j", op=rng.choice(["<", "<=", "+1=", "<>"])))
                 edges.append(Edge(a, "z", b, "k", op="between", c2b="j"))
+                edges.append(Edge(a, "k", b, "k", op="or", alt=("s", "s")))
             if a == b:
                 edges.append(Edge(a, "k", b, "j"))
     return Schema("generic", None, tables, edges, [], max_leaves=3, max_alias_per_table=2)
@@ -294,7 +327,15 @@ def make_generic(rng) -> Schema:
 # Data generation
 
 
+def key_pred(cols: List[str], keys: List[tuple]) -> str:
+    if len(cols) == 1:
+        return f"{cols[0]} IN ({', '.join(lit(k[0]) for k in keys)})"
+    return "(" + " OR ".join("(" + " AND ".join(f"{c} = {lit(v)}" for c, v in zip(cols, k)) + ")" for k in keys) + ")"
+
+
 class DataGen:
+    """Random DML that keeps every foreign key (catalog or RELY) valid at every statement."""
+
     def __init__(self, rng: random.Random, schema: Schema, con):
         self.rng = rng
         self.s = schema
@@ -303,16 +344,38 @@ class DataGen:
     def q(self, sql: str):
         return self.con.execute(sql).fetchall()
 
+    # --- state
+    def key_tuples(self, table: str, cols: List[str]) -> List[tuple]:
+        nn = " AND ".join(f"{c} IS NOT NULL" for c in cols)
+        return [tuple(r) for r in self.q(f"SELECT DISTINCT {', '.join(cols)} FROM {table} WHERE {nn} ORDER BY ALL")]
+
+    def referenced(self, table: str) -> set:
+        out = set()
+        for fk in self.s.fks_to(table):
+            out |= set(self.key_tuples(fk.child, fk.ccols))
+        return out
+
+    def free_keys(self, t: Table) -> List[tuple]:
+        refd = self.referenced(t.name)
+        return [k for k in self.key_tuples(t.name, t.pk) if k not in refd]
+
+    def count(self, table: str) -> int:
+        return self.q(f"SELECT count(*) FROM {table}")[0][0]
+
+    def rows(self, table: str) -> List[tuple]:
+        t = self.s.tables[table]
+        return self.q(f"SELECT {', '.join(c.name for c in t.cols)} FROM {table} ORDER BY ALL NULLS FIRST")
+
+    def is_parent(self, table: str) -> bool:
+        return bool(self.s.fks_to(table))
+
+    def parents(self) -> List[Table]:
+        """Tables referenced by another table (the self-referencing emp only through its own FK)."""
+        return [t for t in self.s.tables.values() if any(fk.child != t.name for fk in self.s.fks_to(t.name))]
+
     # --- values
-    def value(self, t: Table, c: Col, fresh_pk: bool = True):
+    def value(self, c: Col):
         r = self.rng
-        if c.role == "pk":
-            return self.new_pk(t)
-        if c.role == "fk":
-            if r.random() < c.null_rate:
-                return None
-            keys = self.keys(*c.parent)
-            return r.choice(keys) if keys else None
         if r.random() < c.null_rate:
             return None
         if c.role == "jkey":
@@ -327,69 +390,68 @@ class DataGen:
             return Decimal(r.randint(-10000, 100000)) / 100 if r.random() < 0.9 else r.choice([Decimal("0.00"), Decimal("99999.99")])
         raise ValueError(c.role)
 
-    def new_pk(self, t: Table) -> int:
-        existing = set(self.keys(t.name, t.pk))
-        if t.deleted_ids and self.rng.random() < 0.3:
-            cand = [k for k in t.deleted_ids if k not in existing]
+    def new_key(self, t: Table, taken: set) -> tuple:
+        """A key not in the table (nor in `taken`): sometimes one that was deleted before."""
+        existing = set(self.key_tuples(t.name, t.pk)) | taken
+        if t.deleted_keys and self.rng.random() < 0.3:
+            cand = [k for k in t.deleted_keys if k not in existing]
             if cand:
                 k = self.rng.choice(cand)
-                t.deleted_ids.remove(k)
+                t.deleted_keys.remove(k)
                 return k
-        while t.next_id in existing:
+        while True:
+            n = t.next_id
             t.next_id += 1
-        k = t.next_id
-        t.next_id += 1
+            # composite keys: (n // 3, n % 3), so that the first column alone is not unique
+            k = (n,) if len(t.pk) == 1 else (n // 3, n % 3)
+            if k not in existing:
+                return k
+
+    def fk_value(self, fk: FK) -> Tuple:
+        """Values for the columns of a foreign key: an existing parent key, or NULLs."""
+        r = self.rng
+        null_rate = self.s.tables[fk.child].col(fk.ccols[0]).null_rate
+        keys = self.key_tuples(fk.parent, fk.pcols)
+        if r.random() < null_rate or not keys:
+            return tuple(None for _ in fk.ccols)
+        k = r.choice(keys)
+        if len(k) > 1 and r.random() < 0.08:  # a partly NULL composite reference (not checked)
+            i = r.randrange(len(k))
+            k = tuple(None if j == i else (v if r.random() < 0.5 else r.randint(0, 9)) for j, v in enumerate(k))
         return k
 
-    def keys(self, table: str, col: str) -> List:
-        return [r[0] for r in self.q(f"SELECT DISTINCT {col} FROM {table} WHERE {col} IS NOT NULL ORDER BY 1")]
-
-    def referenced(self, table: str) -> set:
-        out = set()
-        for (child, ccol, pcol) in self.s.children_of(table):
-            out |= set(self.keys(child, ccol))
-        return out
-
-    def count(self, table: str) -> int:
-        return self.q(f"SELECT count(*) FROM {table}")[0][0]
-
-    def rows(self, table: str) -> List[tuple]:
-        t = self.s.tables[table]
-        cols = ", ".join(c.name for c in t.cols)
-        return self.q(f"SELECT {cols} FROM {table} ORDER BY ALL NULLS FIRST")
-
-    def is_parent(self, table: str) -> bool:
-        return bool(self.s.children_of(table))
+    def gen_row(self, t: Table, taken: set) -> List:
+        vals = {}
+        if t.pk:
+            key = self.new_key(t, taken)
+            taken.add(key)
+            vals.update(zip(t.pk, key))
+        for fk in self.s.fks_of(t.name):
+            vals.update(zip(fk.ccols, self.fk_value(fk)))
+        return [vals[c.name] if c.name in vals else self.value(c) for c in t.cols]
 
     # --- statements
     def insert(self, t: Table, n: int) -> List[str]:
         r = self.rng
         cols = ", ".join(c.name for c in t.cols)
-        if t.pk is None and r.random() < 0.25:
+        if not t.pk and r.random() < 0.25:
             existing = self.rows(t.name)
-            if existing:
-                # duplicates of existing rows
+            if existing:  # duplicates of existing rows
                 rows = [r.choice(existing) for _ in range(n)]
-                vals = ", ".join("(" + ", ".join(lit(v) for v in row) + ")" for row in rows)
-                return [f"INSERT INTO {t.name} ({cols}) VALUES {vals}"]
-        if t.pk is None and r.random() < 0.1:
+                return [f"INSERT INTO {t.name} ({cols}) VALUES " + ", ".join("(" + ", ".join(lit(v) for v in row) + ")" for row in rows)]
+        if not t.pk and r.random() < 0.1:
             c = r.choice([c for c in t.cols if c.role in ("jkey", "grp")])
-            v = self.value(t, c)
+            v = self.value(c)
             cond = f"{c.name} IS NULL" if v is None else f"{c.name} = {lit(v)}"
             return [f"INSERT INTO {t.name} SELECT * FROM {t.name} WHERE {cond}"]
-        self_ref = any(c.parent and c.parent[0] == t.name for c in t.cols)
-        rows = []
-        for _ in range(n):
-            row = [self.value(t, c) for c in t.cols]
-            rows.append(row)
-            if t.pk:  # the fresh key must not be drawn again in this statement
-                t.next_id = max(t.next_id, row[[c.name for c in t.cols].index(t.pk)] + 1)
-        if t.pk is None and n >= 2 and r.random() < 0.3:
-            rows.append(list(rows[0]))  # an in-statement duplicate
-        if self_ref:  # a self reference may only point at rows that exist before the statement
+        taken: set = set()
+        rows = [self.gen_row(t, taken) for _ in range(n)]
+        if not t.pk and n >= 2 and r.random() < 0.3:
+            rows.append(list(rows[0]))  # a duplicate within the statement
+        if any(fk.parent == t.name for fk in self.s.fks_of(t.name)):
+            # a self reference may only point at rows that exist before the statement
             return [f"INSERT INTO {t.name} ({cols}) VALUES (" + ", ".join(lit(v) for v in row) + ")" for row in rows]
-        vals = ", ".join("(" + ", ".join(lit(v) for v in row) + ")" for row in rows)
-        return [f"INSERT INTO {t.name} ({cols}) VALUES {vals}"]
+        return [f"INSERT INTO {t.name} ({cols}) VALUES " + ", ".join("(" + ", ".join(lit(v) for v in row) + ")" for row in rows)]
 
     def predicate(self, t: Table) -> str:
         """A random WHERE predicate over t, built from values that occur in t."""
@@ -401,48 +463,37 @@ class DataGen:
         v = r.choice(vals)
         if v is None:
             return f"{c.name} IS NULL"
-        choice = r.random()
         if c.role == "grp":
-            if choice < 0.7:
+            if r.random() < 0.7:
                 return f"{c.name} = {lit(v)}"
             return f"{c.name} LIKE {lit(r.choice(LIKE_PATTERNS))}"
-        if choice < 0.5:
+        if r.random() < 0.5:
             return f"{c.name} = {lit(v)}"
         v2 = r.choice(vals)
-        if v2 is None:
-            v2 = v
-        lo, hi = min(v, v2), max(v, v2)
-        return f"{c.name} BETWEEN {lit(lo)} AND {lit(hi)}"
+        v2 = v if v2 is None else v2
+        return f"{c.name} BETWEEN {lit(min(v, v2))} AND {lit(max(v, v2))}"
 
     def delete(self, t: Table) -> List[str]:
         r = self.rng
         if self.is_parent(t.name):
-            refd = self.referenced(t.name)
-            free = [k for k in self.keys(t.name, t.pk) if k not in refd]
+            free = self.free_keys(t)
             if not free:
                 return []
-            if r.random() < 0.1 and not refd:
-                victims = free
-                stmt = f"DELETE FROM {t.name}"
+            if r.random() < 0.1 and not self.referenced(t.name):
+                victims, stmt = free, f"DELETE FROM {t.name}"
             else:
                 victims = r.sample(free, r.randint(1, min(3, len(free))))
-                stmt = f"DELETE FROM {t.name} WHERE {t.pk} IN ({', '.join(map(str, victims))})"
+                stmt = f"DELETE FROM {t.name} WHERE {key_pred(t.pk, victims)}"
                 if r.random() < 0.3:
                     stmt += f" AND {self.predicate(t)}"
-            t.deleted_ids += victims
+            t.deleted_keys += victims
             return [stmt]
         if r.random() < 0.04:
             return [f"DELETE FROM {t.name}"]
         return [f"DELETE FROM {t.name} WHERE {self.predicate(t)}"]
 
-    def set_clause(self, t: Table, c: Col) -> Optional[str]:
+    def set_clause(self, c: Col) -> str:
         r = self.rng
-        if c.role == "pk":
-            return None
-        if c.role == "fk":
-            keys = self.keys(*c.parent)
-            v = r.choice(keys) if keys and r.random() > 0.15 else None
-            return f"{c.name} = {lit(v)}"
         x = r.random()
         if x < 0.15:
             return f"{c.name} = NULL"
@@ -454,49 +505,57 @@ class DataGen:
             return f"{c.name} = {c.name} - {r.randint(1, 9)}"
         if c.role == "grp" and x < 0.3:
             return f"{c.name} = upper({c.name})"
-        return f"{c.name} = {lit(self.value(t, c))}"
+        return f"{c.name} = {lit(self.value(c))}"
 
     def update(self, t: Table) -> List[str]:
         r = self.rng
         if t.pk and self.is_parent(t.name) and r.random() < 0.2:
             # change the key of an unreferenced row
-            refd = self.referenced(t.name)
-            free = [k for k in self.keys(t.name, t.pk) if k not in refd]
+            free = self.free_keys(t)
             if not free:
                 return []
             k = r.choice(free)
-            nk = self.new_pk(t)
-            t.deleted_ids.append(k)
-            return [f"UPDATE {t.name} SET {t.pk} = {nk} WHERE {t.pk} = {k}"]
-        settable = [c for c in t.cols if c.role != "pk"]
-        cs = r.sample(settable, r.randint(1, min(2, len(settable))))
-        sets = [s for s in (self.set_clause(t, c) for c in cs) if s]
-        if not sets:
-            return []
+            nk = self.new_key(t, set())
+            t.deleted_keys.append(k)
+            sets = ", ".join(f"{c} = {lit(v)}" for c, v in zip(t.pk, nk))
+            return [f"UPDATE {t.name} SET {sets} WHERE {key_pred(t.pk, [k])}"]
+        # units: a foreign key (all its columns together) or one plain column
+        units: List = list(self.s.fks_of(t.name)) + [c for c in t.cols if c.role not in ("pk", "fk")]
+        sets = []
+        for u in r.sample(units, r.randint(1, min(2, len(units)))):
+            if isinstance(u, FK):
+                sets += [f"{c} = {lit(v)}" for c, v in zip(u.ccols, self.fk_value(u))]
+            else:
+                sets.append(self.set_clause(u))
         where = "" if r.random() < 0.08 else f" WHERE {self.predicate(t)}"
-        stmts = [f"UPDATE {t.name} SET {', '.join(sets)}{where}"]
-        return stmts
+        return [f"UPDATE {t.name} SET {', '.join(sets)}{where}"]
+
+    def repoint(self, fk: FK, fresh_only: List[tuple]) -> List[str]:
+        """Points some child rows at the given (typically just inserted) parent keys."""
+        if not fresh_only:
+            return []
+        k = self.rng.choice(fresh_only)
+        sets = ", ".join(f"{c} = {lit(v)}" for c, v in zip(fk.ccols, k))
+        return [f"UPDATE {fk.child} SET {sets} WHERE {self.predicate(self.s.tables[fk.child])}"]
 
     def reinsert(self, t: Table) -> List[str]:
-        """Delete a row and put it back (identical, or with a changed non-key value)."""
+        """Deletes a row and puts it back (identical, or with a changed non-key value)."""
         r = self.rng
         rows = self.rows(t.name)
-        if not rows:
-            return []
         if t.pk and self.is_parent(t.name):
             refd = self.referenced(t.name)
-            pki = [c.name for c in t.cols].index(t.pk)
-            rows = [row for row in rows if row[pki] not in refd]
-            if not rows:
-                return []
+            idx = [[c.name for c in t.cols].index(p) for p in t.pk]
+            rows = [row for row in rows if tuple(row[i] for i in idx) not in refd]
+        if not rows:
+            return []
         row = list(r.choice(rows))
         conds = " AND ".join(f"{c.name} IS NULL" if v is None else f"{c.name} = {lit(v)}" for c, v in zip(t.cols, row))
         if r.random() < 0.4:
             i = r.randrange(len(t.cols))
-            if t.cols[i].role not in ("pk",):
-                row[i] = self.value(t, t.cols[i])
+            if t.cols[i].role not in ("pk", "fk"):
+                row[i] = self.value(t.cols[i])
         cols = ", ".join(c.name for c in t.cols)
-        # Deletes every copy of the row, re-inserts one.
+        # deletes every copy of the row, inserts one back
         return [f"DELETE FROM {t.name} WHERE {conds}",
                 f"INSERT INTO {t.name} ({cols}) VALUES ({', '.join(lit(v) for v in row)})"]
 
@@ -504,12 +563,12 @@ class DataGen:
         r = self.rng
         n = self.count(t.name)
         if n < t.min_rows:
-            w_ins, w_del, w_upd, w_re = 6, 1, 2, 1
+            w = [6, 1, 2, 1]
         elif n > t.max_rows:
-            w_ins, w_del, w_upd, w_re = 1, 6, 2, 1
+            w = [1, 6, 2, 1]
         else:
-            w_ins, w_del, w_upd, w_re = 3, 2, 3, 1
-        op = r.choices(["ins", "del", "upd", "re"], [w_ins, w_del, w_upd, w_re])[0]
+            w = [3, 2, 3, 1]
+        op = r.choices(["ins", "del", "upd", "re"], w)[0]
         if op == "ins":
             return self.insert(t, r.randint(1, 6))
         if op == "del":
@@ -517,9 +576,6 @@ class DataGen:
         if op == "upd":
             return self.update(t)
         return self.reinsert(t)
-
-    def parents(self) -> List[Table]:
-        return [t for t in self.s.tables.values() if self.is_parent(t.name) and t.name != "emp"]
 
 
 # ----------------------------------------------------------------------------------------------
@@ -555,7 +611,7 @@ class ViewGen:
                     for (here, there, fwd) in ((e.t1, e.t2, True), (e.t2, e.t1, False)):
                         if here != lf.table.name:
                             continue
-                        if (li, ei, fwd) in used_edges:
+                        if (li, id(e) if False else (e.t1, e.c1, e.t2, e.c2, e.op, tuple(e.more)), fwd) in used_edges and r.random() < 0.9:
                             continue
                         nt = s.tables[there]
                         lim = 1 if nt.is_fact else s.max_alias_per_table
@@ -567,8 +623,8 @@ class ViewGen:
             if not cands:
                 break
             li, ei, fwd = r.choice(cands)
-            used_edges.add((li, ei, fwd))
             e = s.edges[ei]
+            used_edges.add((li, (e.t1, e.c1, e.t2, e.c2, e.op, tuple(e.more)), fwd))
             nt = s.tables[e.t2 if fwd else e.t1]
             uses[nt.name] = uses.get(nt.name, 0) + 1
             leaves.append(Leaf("", nt))
@@ -596,7 +652,7 @@ class ViewGen:
             else:
                 cond = e.render(a_to, a_from, r)
             using = None
-            if e.equi and e.c1 == e.c2 and e.t1 != e.t2:
+            if e.using_col:
                 # USING only when the column is unambiguous on the left side
                 prev = [lf for lf in leaves[:ni] if any(c.name == e.c1 for c in lf.table.cols)]
                 if len(prev) == 1 and prev[0] is leaves[li]:
@@ -607,9 +663,10 @@ class ViewGen:
         if len(leaves) >= 2 and r.random() < 0.2:
             a, b = r.sample(range(len(leaves)), 2)
             for e in s.edges:
-                if e.t1 == leaves[a].table.name and e.t2 == leaves[b].table.name and not (e.t1 == e.t2 and e.op == "=" and e.c1 == e.c2):
+                if e.t1 == leaves[a].table.name and e.t2 == leaves[b].table.name and not (e.t1 == e.t2 and e.using_col is None and e.op == "=" and e.c1 == e.c2):
                     extra.append((max(a, b), e.render(leaves[a].alias, leaves[b].alias, r)))
                     break
+        self.n_leaves = len(leaves)
         return leaves, rendered, extra
 
     def from_clause(self, leaves, rendered, extra) -> Tuple[str, List[str]]:
@@ -627,15 +684,19 @@ class ViewGen:
             where = [c for (_, c, _) in rendered] + [c for (_, c) in extra]
             return "FROM " + ", ".join(ref(lf) for lf in leaves), where
         text = "FROM " + ref(leaves[0])
+        comma = False  # mixed: from some leaf on, the rest are comma joins with WHERE predicates
         for (ni, cond, using) in rendered:
             kw = r.choice(["JOIN", "INNER JOIN"])
             ex = [c for (i, c) in extra if i == ni]
+            if style == "mixed" and (comma or r.random() < 0.4):
+                comma = True
+                text += f", {ref(leaves[ni])}"
+                where += [cond] + ex
+                continue
             if using and r.random() < 0.4 and not ex:
                 text += f" {kw} {ref(leaves[ni])} USING ({using})"
                 continue
-            if style == "mixed" and r.random() < 0.5:
-                # the join predicate in WHERE, the ON clause trivially true... keep ON with the
-                # condition but move the extra predicates to WHERE
+            if ex and r.random() < 0.5:
                 where += ex
                 ex = []
             text += f" {kw} {ref(leaves[ni])} ON {' AND '.join([cond] + ex)}"
@@ -669,7 +730,7 @@ class ViewGen:
             if y < 0.8:
                 return f"length({e}) {r.choice(['>', '<='])} {r.randint(0, 2)}"
             if y < 0.9:
-                return f"upper({e}) = {lit(r.choice(['A', 'B', 'AB', 'IT''S']))}"
+                return f"upper({e}) = {lit(r.choice(UPPER_STRINGS))}"
             return f"coalesce({e}, 'none') <> 'none'"
         if c.role == "dec":
             y = r.random()
@@ -885,8 +946,7 @@ class Runner:
         self.rng = random.Random(args.seed)
         self.passed = 0
         self.failed = 0
-        self.fk_pruned_refreshes = 0
-        self.fk_scenario_refreshes = 0
+        self.prune_stats: Dict[str, List[int]] = {}  # fk_mode -> [refreshes with pruning on, of which pruned]
         self.refreshes = 0
         self.float_noise = []
         self.noise_max = (0.0, None, None)  # the largest relative float difference accepted  # (scenario, view, detail) where only float noise differed
@@ -995,7 +1055,7 @@ class Runner:
             copies = [(name, True)]
             if self.schema.fk_mode:
                 copies.append((name + "_nofk", False))
-            v = ViewDef(name, sql, has_float, 0, copies)
+            v = ViewDef(name, sql, has_float, self.vg.n_leaves, copies)
             ok = True
             for (cn, _) in copies:
                 stmt = f"CALL openivm_create({quote_str(cn)}, {quote_str(sql)})"
@@ -1095,7 +1155,7 @@ class Runner:
                 continue
             self.refreshes += 1
             (_, total, pruned, empty, run, _delta, _ms) = res[0]
-            if total != pruned + empty + run:
+            if total != pruned + empty + run or total != 2 ** v.n_leaves - 1:
                 self.fail("refresh term counts do not add up", repr(res[0]), v)
                 continue
             if not pruning and pruned:
@@ -1109,21 +1169,39 @@ class Runner:
                           f"explain (total, fk_pruned, empty_skipped, run) = {explain}, refresh = {res[0]}", v)
                 continue
             if pruning and self.schema.fk_mode:
-                self.fk_scenario_refreshes += 1
-                if pruned > 0:
-                    self.fk_pruned_refreshes += 1
+                st = self.prune_stats.setdefault(self.schema.fk_mode, [0, 0])
+                st[0] += 1
+                st[1] += pruned > 0
             if self.check(v, copy):
                 self.passed += 1
             if self.args.verbose:
                 print(f"    {copy}: total={total} pruned={pruned} empty={empty} run={run} delta={_delta}")
 
     def check_fk_promise(self):
-        """Our own generator's promise: every non-null FK value references an existing key."""
-        for (child, ccol, parent, pcol) in self.schema.fks:
+        """The generator's own promise: every complete FK value references an existing key."""
+        for fk in self.schema.fks:
+            nn = " AND ".join(f"c.{c} IS NOT NULL" for c in fk.ccols)
+            eq = " AND ".join(f"p.{pc} = c.{cc}" for cc, pc in zip(fk.ccols, fk.pcols))
             n = self.con.execute(
-                f"SELECT count(*) FROM {child} WHERE {ccol} IS NOT NULL AND {ccol} NOT IN (SELECT {pcol} FROM {parent})").fetchone()[0]
+                f"SELECT count(*) FROM {fk.child} c WHERE {nn} AND NOT EXISTS (SELECT 1 FROM {fk.parent} p WHERE {eq})").fetchone()[0]
             if n:
-                raise RuntimeError(f"generator bug: {child}.{ccol} has {n} dangling references to {parent}")
+                raise RuntimeError(f"generator bug: {fk.child}{fk.ccols} has {n} dangling references to {fk.parent}")
+        for t in self.schema.tables.values():
+            if t.pk and not t.declare_pk:
+                n = self.con.execute(f"SELECT count(*) - count(DISTINCT ({', '.join(t.pk)})) FROM {t.name}").fetchone()[0]
+                if n:
+                    raise RuntimeError(f"generator bug: duplicate keys in {t.name}")
+
+    def insert_parents(self, dg: DataGen, parents: List[Table]) -> Dict[str, List[tuple]]:
+        """Inserts into some parent tables; returns the keys that are new, per table."""
+        r = self.rng
+        fresh = {}
+        for t in r.sample(parents, r.randint(1, len(parents))):
+            before = set(dg.key_tuples(t.name, t.pk))
+            for st in dg.insert(t, r.randint(1, 3)):
+                self.exec_dml(st)
+            fresh[t.name] = [k for k in dg.key_tuples(t.name, t.pk) if k not in before]
+        return fresh
 
     def batch(self, dg: DataGen):
         r = self.rng
@@ -1134,47 +1212,47 @@ class Runner:
         weights = [0.6, 5, 2, 0.25]
         if parents:
             kinds += ["dim_insert", "dim_insert_fact", "dim_reinsert"]
-            weights += [2, 1.5, 0.6]
+            weights += [2, 2, 0.6]
         kind = r.choices(kinds, weights)[0]
-        stmts: List[str] = []
         self.comment(f"batch {self.batch_no} ({kind})")
         if kind == "empty":
             return kind
         if kind == "dim_insert":
-            for t in r.sample(parents, r.randint(1, len(parents))):
-                for st in dg.insert(t, r.randint(1, 3)):
-                    self.exec_dml(st)
+            # only inserts into referenced tables: the terms reading them as deltas are pruned
+            self.insert_parents(dg, parents)
         elif kind == "dim_insert_fact":
-            for t in r.sample(parents, r.randint(1, len(parents))):
-                for st in dg.insert(t, r.randint(1, 3)):
-                    self.exec_dml(st)
-            children = [t for t in tables if t.name not in {p.name for p in parents}] or tables
-            for _ in range(r.randint(1, 2)):
-                t = r.choice(children)
-                for st in dg.insert(t, r.randint(1, 5)):
+            # new parent rows and child rows (inserted or updated) that reference them at once
+            fresh = self.insert_parents(dg, parents)
+            for _ in range(r.randint(1, 3)):
+                fks = [fk for fk in s.fks if fk.parent in fresh and fk.child != fk.parent]
+                if fks and r.random() < 0.5:
+                    fk = r.choice(fks)
+                    for st in dg.repoint(fk, fresh[fk.parent]):
+                        self.exec_dml(st)
+                else:
+                    children = [t for t in tables if s.fks_of(t.name)]
+                    for st in dg.insert(r.choice(children), r.randint(1, 5)):
+                        self.exec_dml(st)
+            if r.random() < 0.3:  # and something else on the side
+                for st in dg.random_op(r.choice(tables)):
                     self.exec_dml(st)
         elif kind == "dim_reinsert":
-            t = r.choice(parents)
-            for st in dg.reinsert(t):
+            for st in dg.reinsert(r.choice(parents)):
                 self.exec_dml(st)
         elif kind == "wipe":
-            # empty the leaf-most tables; parents only when nothing references them
-            order = [t for t in tables if not dg.is_parent(t.name)] + [t for t in tables if dg.is_parent(t.name)]
-            for t in order:
+            # empty tables, children before parents; parents only when nothing references them
+            for t in reversed(tables):
                 if r.random() < 0.6:
-                    if dg.is_parent(t.name):
-                        if t.name == "emp":
-                            self.exec_dml(f"UPDATE emp SET mgr_id = NULL")
-                            self.exec_dml(f"DELETE FROM emp")
-                        elif not dg.referenced(t.name):
-                            self.exec_dml(f"DELETE FROM {t.name}")
-                    else:
+                    if any(fk.child == t.name and fk.parent == t.name for fk in s.fks):
+                        own = next(fk for fk in s.fks if fk.child == t.name and fk.parent == t.name)
+                        self.exec_dml(f"UPDATE {t.name} SET {own.ccols[0]} = NULL")
+                        self.exec_dml(f"DELETE FROM {t.name}")
+                    elif not dg.is_parent(t.name) or not dg.referenced(t.name):
                         self.exec_dml(f"DELETE FROM {t.name}")
         else:
             pool = [r.choice(tables)] if kind == "single" else tables
             for _ in range(r.randint(1, 6)):
-                t = r.choice(pool)
-                for st in dg.random_op(t):
+                for st in dg.random_op(r.choice(pool)):
                     self.exec_dml(st)
         return kind
 
@@ -1186,12 +1264,13 @@ class Runner:
         self.con = self.connect()
         self.comment(f"seed {self.args.seed}, scenario {self.scenario_no}: {s.kind} (fk_mode={s.fk_mode})")
         for t in s.tables.values():
-            ddl = table_ddl(t, with_fk=(s.fk_mode == "catalog"))
+            ddl = table_ddl(t, s.fks_of(t.name), with_fk=(s.fk_mode == "catalog"))
             self.con.execute(ddl)
             self.log(ddl)
         if s.fk_mode == "rely":
-            for (child, ccol, parent, pcol) in s.fks:
-                stmt = f"CALL openivm_declare_rely_fk('{child}', '{ccol}', '{parent}', '{pcol}')"
+            for fk in s.fks:
+                stmt = (f"CALL openivm_declare_rely_fk('{fk.child}', '{', '.join(fk.ccols)}', "
+                        f"'{fk.parent}', '{', '.join(fk.pcols)}')")
                 self.con.execute(stmt).fetchall()
                 self.log(stmt)
         dg = DataGen(r, s, self.con)
@@ -1217,11 +1296,14 @@ class Runner:
                     views.append(v)
         if not views:
             return
-        # initial check
+        # initial check (views created over empty tables first see the initial load as a delta)
         for v in views:
-            for (copy, _) in v.copies:
-                if self.check(v, copy):
-                    self.passed += 1
+            if early:
+                self.refresh_and_check(v)
+            else:
+                for (copy, _) in v.copies:
+                    if self.check(v, copy):
+                        self.passed += 1
         lazy = r.random() < 0.4
         next_view = nviews
         for b in range(1, n_batches + 1):
@@ -1280,17 +1362,20 @@ class Runner:
         for d in self.tmpdirs:
             shutil.rmtree(d, ignore_errors=True)
         print(f"scenarios: {self.scenario_no} {dict(sorted(self.kinds_seen.items()))}")
-        print(f"refreshes: {self.refreshes}; in FK/RELY scenarios (pruning on): {self.fk_scenario_refreshes}, "
-              f"of which with terms_fk_pruned > 0: {self.fk_pruned_refreshes}")
+        for mode, (n, pruned) in sorted(self.prune_stats.items()):
+            print(f"refreshes in scenarios with {mode} foreign keys (pruning on): {n}, with terms_fk_pruned > 0: {pruned}")
+        total_pruned = sum(p for (_, p) in self.prune_stats.values())
+        print(f"refreshes: {self.refreshes} (all copies); FK-pruned refreshes: {total_pruned}")
         if self.float_noise:
             print(f"FINDING: {len(self.float_noise)} check(s) differed only by floating point noise "
                   f"(AVG or division); they were accepted with a relative tolerance of 1e-9. First: "
                   f"scenario {self.float_noise[0][0]} batch {self.float_noise[0][1]} view {self.float_noise[0][2]}: "
                   f"{self.float_noise[0][3]}; largest relative difference {self.noise_max[0]:.3g} "
                   f"(view {self.noise_max[1]!r} vs recompute {self.noise_max[2]!r})")
-        if self.failed == 0 and self.fk_scenario_refreshes >= 100 and self.fk_pruned_refreshes == 0:
-            print("FAILURE: foreign-key pruning never happened in FK/RELY scenarios")
-            self.failed += 1
+        for mode, (n, pruned) in sorted(self.prune_stats.items()):
+            if n >= 100 and pruned == 0:
+                print(f"FAILURE: foreign-key pruning never happened in {n} refreshes of {mode} FK scenarios")
+                self.failed += 1
         print(f"time: {dt:.1f}s")
         print(f"{self.passed} passed, {self.failed} failed")
         return 0 if self.failed == 0 else 1
