@@ -92,7 +92,8 @@ pub fn bind(select: Select, catalog: &dyn Catalog) -> Result<ViewQuery> {
             .collect::<Result<Vec<_>>>()?;
         Shape::Grouped { keys, aggregates, outputs }
     } else {
-        Shape::Bag { outputs: items.into_iter().map(|(e, _)| e).collect() }
+        let outputs: Vec<Expr> = items.into_iter().map(|(e, _)| e).collect();
+        Shape::Bag { text_identity: vec![false; outputs.len()], outputs }
     };
 
     let mut used_columns = vec![Vec::<String>::new(); scope.leaves.len()];
@@ -111,7 +112,7 @@ pub fn bind(select: Select, catalog: &dyn Catalog) -> Result<ViewQuery> {
             keys.iter().for_each(&mut note);
             aggregates.iter().filter_map(|a| a.arg.as_ref()).for_each(&mut note);
         }
-        Shape::Bag { outputs } => outputs.iter().for_each(&mut note),
+        Shape::Bag { outputs, .. } => outputs.iter().for_each(&mut note),
     }
     for (leaf, cols) in scope.leaves.iter().zip(&used_columns) {
         if let Some(c) = cols.iter().find(|c| c.to_ascii_lowercase().starts_with("openivm_")) {
@@ -507,7 +508,7 @@ pub mod tests {
             group_by: vec![],
         };
         let q = bind(s, &cat).unwrap();
-        let Shape::Bag { outputs } = q.shape else { panic!() };
+        let Shape::Bag { outputs, .. } = q.shape else { panic!() };
         // fact's 4 columns, then product's name (its pid is merged by USING).
         assert_eq!(outputs.len(), 5);
         assert_eq!(outputs[4], Expr::Bound { leaf: 1, column: "name".into() });

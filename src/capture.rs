@@ -61,15 +61,13 @@ fn net_name(delta: &Qualified) -> Qualified {
 
 impl ChangeSource for SnapshotSource {
     fn start(&self, db: &dyn Sql, t: &Tracked) -> Result<()> {
-        let cols = render::column_list(&t.columns);
-        db.execute(&render::create_table_as(&t.state, &render::snapshot_fill(&t.table, &cols)))
+        db.execute(&render::create_table_as(&t.state, &render::snapshot_fill(&t.table, &t.columns)))
     }
 
     fn capture(&self, db: &dyn Sql, t: &Tracked, delta: &Qualified) -> Result<DeltaStats> {
-        let cols = render::column_list(&t.columns);
         let net = net_name(delta);
-        db.execute(&render::create_temp_table_as(&net, &render::net_change(&t.table, &t.state, &cols)))?;
-        db.execute(&render::create_temp_table_as(delta, &render::expand_delta(&net, &cols)))?;
+        db.execute(&render::create_temp_table_as(&net, &render::net_change(&t.table, &t.state, &t.columns)))?;
+        db.execute(&render::create_temp_table_as(delta, &render::expand_delta(&net, &t.columns)))?;
         let rows = db.query(&render::delta_stats(delta))?;
         let row = rows.first().cloned().unwrap_or_default();
         Ok(DeltaStats {
@@ -82,8 +80,7 @@ impl ChangeSource for SnapshotSource {
         if stats.rows == 0 {
             return Ok(()); // nothing changed: the snapshot is already the current state
         }
-        let cols = render::column_list(&t.columns);
-        db.execute(&render::advance_snapshot(&t.state, &net_name(delta), &cols))
+        db.execute(&render::advance_snapshot(&t.state, &net_name(delta), &t.columns))
     }
 
     fn stop(&self, db: &dyn Sql, t: &Tracked) -> Result<()> {

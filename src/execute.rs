@@ -145,13 +145,17 @@ fn find_view(db: &dyn Sql, arg: &str) -> Result<ViewRecord> {
     Ok(ViewRecord { data: at.sibling(text(&r[4])), query: text(&r[3]), signature: text(&r[5]), at })
 }
 
-/// Parses and binds a view query against the current catalog.
-fn compile(db: &dyn Sql, query: &str) -> Result<ViewQuery> {
+/// Parses and binds a view query against the current catalog; DuckDB's own binder then checks
+/// it and names and types its output columns.
+fn compile(db: &dyn Sql, query: &str) -> Result<(ViewQuery, Vec<OutputColumn>)> {
     let json = db
         .scalar("SELECT json_serialize_sql(?::VARCHAR)", &[query])?
         .ok_or_else(|| Error::Parse("DuckDB returned no parse tree".into()))?;
     let select = parse_select(&json)?;
-    bind(select, &SqlCatalog::new(db))
+    let mut q = bind(select, &SqlCatalog::new(db))?;
+    let outputs = describe(db, query)?;
+    q.set_output_types(&outputs.iter().map(|o| o.ty.clone()).collect::<Vec<_>>(), render::needs_text_identity);
+    Ok((q, outputs))
 }
 
 #[derive(Serialize)]
@@ -233,9 +237,8 @@ pub fn create(db: &dyn Sql, source: &dyn ChangeSource, name: &str, query: &str) 
         if taken.is_some() {
             return Err(Error::NameTaken(name.to_string()));
         }
-        let q = compile(db, query)?;
         // DuckDB's own binder has the last word on the query and names its columns.
-        let outputs = describe(db, query)?;
+        let (q, outputs) = compile(db, query)?;
         for (i, o) in outputs.iter().enumerate() {
             if outputs[..i].iter().any(|p| p.name.eq_ignore_ascii_case(&o.name)) {
                 return Err(Error::InvalidArgument(format!(
@@ -293,7 +296,7 @@ struct Prepared {
 
 fn prepare(db: &dyn Sql, source: &dyn ChangeSource, name: &str, fk_pruning: Option<bool>) -> Result<Prepared> {
     let view = find_view(db, name)?;
-    let q = compile(db, &view.query).map_err(|e| Error::Stale { view: name.to_string(), detail: e.to_string() })?;
+    let (q, _) = compile(db, &view.query).map_err(|e| Error::Stale { view: name.to_string(), detail: e.to_string() })?;
     if signature(&q) != view.signature {
         return Err(Error::Stale {
             view: name.to_string(),

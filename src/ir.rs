@@ -49,7 +49,9 @@ pub enum Shape {
     /// over stored columns: `openivm_g<i>` for group key i, `openivm_a<j>` for aggregate j.
     Grouped { keys: Vec<Expr>, aggregates: Vec<Aggregate>, outputs: Vec<Expr> },
     /// No aggregates: every distinct output row is stored once with its number of copies.
-    Bag { outputs: Vec<Expr> },
+    /// `text_identity[i]` marks outputs whose type's equality is coarser than its printed form
+    /// (set from the output types): they are also grouped by their text.
+    Bag { outputs: Vec<Expr>, text_identity: Vec<bool> },
 }
 
 /// The bound view query: leaves, their inner-join and filter predicates, and the shape.
@@ -76,6 +78,14 @@ impl ViewQuery {
         match &self.shape {
             Shape::Grouped { aggregates, .. } => aggregates.len(),
             Shape::Bag { .. } => 0,
+        }
+    }
+
+    /// Marks the bag outputs whose DuckDB type (from `types`, in output order) needs grouping by
+    /// text as well.
+    pub fn set_output_types(&mut self, types: &[String], needs_text: impl Fn(&str) -> bool) {
+        if let Shape::Bag { outputs, text_identity } = &mut self.shape {
+            *text_identity = (0..outputs.len()).map(|i| types.get(i).is_some_and(|t| needs_text(t))).collect();
         }
     }
 
@@ -118,5 +128,8 @@ pub mod stored {
     }
     pub fn agg_nonnull(j: usize) -> String {
         format!("openivm_a{j}_nn")
+    }
+    pub fn group_text(i: usize) -> String {
+        format!("openivm_t{i}")
     }
 }

@@ -188,7 +188,27 @@ fn payload(q: &ViewQuery) -> Vec<(Expr, String)> {
                     .filter_map(|(j, a)| a.arg.as_ref().map(|arg| (arg.clone(), value_col(j)))),
             )
             .collect(),
-        Shape::Bag { outputs } => outputs.iter().enumerate().map(|(i, o)| (o.clone(), stored::group(i))).collect(),
+        Shape::Bag { outputs, text_identity } => {
+            let mut p: Vec<(Expr, String)> =
+                outputs.iter().enumerate().map(|(i, o)| (o.clone(), stored::group(i))).collect();
+            for (i, o) in outputs.iter().enumerate().filter(|(i, _)| text_identity[*i]) {
+                let text = TypeName { id: "VARCHAR".into(), decimal: None };
+                p.push((Expr::Cast { expr: Box::new(o.clone()), ty: text, try_cast: false }, stored::group_text(i)));
+            }
+            p
+        }
+    }
+}
+
+/// The columns that identify a row of the stored result: group keys (and the text of bag
+/// outputs that need it).
+fn key_columns(q: &ViewQuery) -> Vec<String> {
+    match &q.shape {
+        Shape::Grouped { keys, .. } => (0..keys.len()).map(stored::group).collect(),
+        Shape::Bag { outputs, text_identity } => (0..outputs.len())
+            .map(stored::group)
+            .chain((0..outputs.len()).filter(|i| text_identity[*i]).map(stored::group_text))
+            .collect(),
     }
 }
 
@@ -235,10 +255,7 @@ pub fn full_select(q: &ViewQuery) -> String {
 pub fn aggregate_weighted(q: &ViewQuery, rows_sql: &str) -> String {
     let w = ident(WEIGHT);
     let mut cols = Vec::new();
-    let keys: Vec<String> = match &q.shape {
-        Shape::Grouped { keys, .. } => (0..keys.len()).map(stored::group).collect(),
-        Shape::Bag { outputs } => (0..outputs.len()).map(stored::group).collect(),
-    };
+    let keys = key_columns(q);
     cols.extend(keys.iter().map(|k| ident(k)));
     cols.push(format!("COALESCE(SUM({w}), 0) AS {}", ident(stored::COUNT)));
     if let Shape::Grouped { aggregates, .. } = &q.shape {
@@ -266,10 +283,7 @@ pub fn aggregate_weighted(q: &ViewQuery, rows_sql: &str) -> String {
 
 /// The names of the stored result's columns: keys, count, aggregate state.
 pub fn stored_columns(q: &ViewQuery) -> (Vec<String>, Vec<String>) {
-    let keys: Vec<String> = match &q.shape {
-        Shape::Grouped { keys, .. } => (0..keys.len()).map(stored::group).collect(),
-        Shape::Bag { outputs } => (0..outputs.len()).map(stored::group).collect(),
-    };
+    let keys = key_columns(q);
     let mut state = Vec::new();
     if let Shape::Grouped { aggregates, .. } = &q.shape {
         for (j, a) in aggregates.iter().enumerate() {
@@ -365,7 +379,7 @@ pub struct OutputColumn {
 pub fn visible_view(q: &ViewQuery, data: &Qualified, outputs: &[OutputColumn], decimal_scales: &[Option<u8>]) -> String {
     let exprs: Vec<Expr> = match &q.shape {
         Shape::Grouped { outputs, .. } => outputs.clone(),
-        Shape::Bag { outputs } => (0..outputs.len()).map(|i| Expr::column(&stored::group(i))).collect(),
+        Shape::Bag { outputs, .. } => (0..outputs.len()).map(|i| Expr::column(&stored::group(i))).collect(),
     };
     let select = list(exprs.iter().zip(outputs), ", ", |(e, o)| {
         format!("CAST({} AS {}) AS {}", expr(e, &[]), o.ty, ident(&o.name))
@@ -417,29 +431,62 @@ pub fn column_list(cols: &[ColumnDef]) -> Vec<String> {
     cols.iter().map(|c| c.name.clone()).collect()
 }
 
+/// Whether DuckDB's equality on a type is coarser than what it prints: `INTERVAL '1 month'`
+/// equals `'30 days'`, `DOUBLE` 0.0 equals -0.0. Grouping such values would merge different
+/// spellings, so they are grouped by their text as well.
+pub fn needs_text_identity(type_name: &str) -> bool {
+    ["INTERVAL", "FLOAT", "DOUBLE", "REAL"].iter().any(|t| type_name.to_ascii_uppercase().contains(t))
+}
+
+/// The hidden column that keeps the text of a value whose equality is coarser than its identity.
+pub fn text_identity(name: &str) -> String {
+    format!("openivm_text_{name}")
+}
+
+/// The grouping keys of a snapshot: each read column, plus the text of those that need it.
+/// `from_base` gives them as computed from the base table, otherwise as stored columns.
+fn capture_keys(cols: &[ColumnDef], from_base: bool) -> Vec<String> {
+    let mut keys: Vec<String> = cols.iter().map(|c| ident(&c.name)).collect();
+    for c in cols.iter().filter(|c| needs_text_identity(&c.ty)) {
+        keys.push(if from_base {
+            format!("CAST({} AS VARCHAR) AS {}", ident(&c.name), ident(&text_identity(&c.name)))
+        } else {
+            ident(&text_identity(&c.name))
+        });
+    }
+    keys
+}
+
+/// Names of the snapshot's key columns (for the MERGE that advances it).
+fn capture_key_names(cols: &[ColumnDef]) -> Vec<String> {
+    let mut keys = column_list(cols);
+    keys.extend(cols.iter().filter(|c| needs_text_identity(&c.ty)).map(|c| text_identity(&c.name)));
+    keys
+}
+
 fn with_comma(cols: &[String]) -> String {
-    list(cols, "", |c| format!("{}, ", ident(c)))
+    list(cols, "", |c| format!("{c}, "))
 }
 
 /// The first snapshot of a base table: each distinct row of the read columns with its count.
-pub fn snapshot_fill(base: &TableId, cols: &[String]) -> String {
-    format!("SELECT {}COUNT(*) AS openivm_count FROM {} GROUP BY ALL", with_comma(cols), table(base))
+pub fn snapshot_fill(base: &TableId, cols: &[ColumnDef]) -> String {
+    format!("SELECT {}COUNT(*) AS openivm_count FROM {} GROUP BY ALL", with_comma(&capture_keys(cols, true)), table(base))
 }
 
 /// The net change of a base table against its snapshot: rows with a non-zero signed count.
-pub fn net_change(base: &TableId, snapshot: &Qualified, cols: &[String]) -> String {
-    let c = with_comma(cols);
+pub fn net_change(base: &TableId, snapshot: &Qualified, cols: &[ColumnDef]) -> String {
+    let (from_base, stored) = (with_comma(&capture_keys(cols, true)), with_comma(&capture_keys(cols, false)));
     format!(
-        "SELECT {c}SUM(openivm_n) AS openivm_n FROM (SELECT {c}1 AS openivm_n FROM {base} \
-         UNION ALL SELECT {c}-openivm_count FROM {snap}) AS openivm_both GROUP BY ALL HAVING SUM(openivm_n) <> 0",
+        "SELECT {stored}SUM(openivm_n) AS openivm_n FROM (SELECT {from_base}1 AS openivm_n FROM {base} \
+         UNION ALL SELECT {stored}-openivm_count FROM {snap}) AS openivm_both GROUP BY ALL HAVING SUM(openivm_n) <> 0",
         base = table(base),
         snap = snapshot.sql()
     )
 }
 
 /// The delta rows of a base table, one per inserted (+1) or deleted (-1) copy.
-pub fn expand_delta(net: &Qualified, cols: &[String]) -> String {
-    let c = with_comma(cols);
+pub fn expand_delta(net: &Qualified, cols: &[ColumnDef]) -> String {
+    let c = with_comma(&cols.iter().map(|c| ident(&c.name)).collect::<Vec<_>>());
     format!(
         "SELECT {c}CAST(CASE WHEN openivm_n > 0 THEN 1 ELSE -1 END AS INTEGER) AS {m} FROM \
          (SELECT {c}openivm_n, UNNEST(range(CAST(abs(openivm_n) AS BIGINT))) AS openivm_copy FROM {net}) AS openivm_n",
@@ -458,11 +505,11 @@ pub fn delta_stats(delta: &Qualified) -> String {
 }
 
 /// Advances a snapshot by the net change it was compared with.
-pub fn advance_snapshot(snapshot: &Qualified, net: &Qualified, cols: &[String]) -> String {
+pub fn advance_snapshot(snapshot: &Qualified, net: &Qualified, cols: &[ColumnDef]) -> String {
     counted_merge(&CountedMerge {
         target: snapshot,
         source: &format!("SELECT * FROM {}", net.sql()),
-        keys: cols,
+        keys: &capture_key_names(cols),
         target_count: "openivm_count",
         source_count: "openivm_n",
         summed: &[],
