@@ -135,6 +135,12 @@ fn flatten(item: FromItem, catalog: &dyn Catalog, scope: &mut Scope, preds: &mut
             let Some(t) = catalog.table(&name)? else {
                 return bind_error(format!("table '{}' does not exist", display_name(&name)));
             };
+            if t.id.name.to_ascii_lowercase().starts_with("openivm_") {
+                return Err(Error::Unsupported(format!(
+                    "the extension's own tables as sources ('{}': every refresh writes them)",
+                    display_name(&name)
+                )));
+            }
             if t.kind == RelationKind::View {
                 return Err(Error::Unsupported(format!(
                     "views as sources ('{}' is a view; name its base tables instead)",
@@ -217,6 +223,16 @@ fn resolve_column(parts: &[String], scope: &Scope) -> Result<Option<Expr>> {
             match column_of(leaf, name) {
                 Some(e) => Ok(Some(e)),
                 None => bind_error(format!("table '{table}' has no column '{name}'")),
+            }
+        }
+        [qualifier, table, name] => {
+            // schema.table.column or catalog.table.column, for a leaf without an alias
+            let leaf = scope.leaves.iter().position(|l| {
+                eq_ci(&l.alias, table) && (eq_ci(&l.table.schema, qualifier) || eq_ci(&l.table.catalog, qualifier))
+            });
+            match leaf.and_then(|leaf| column_of(leaf, name)) {
+                Some(e) => Ok(Some(e)),
+                None => bind_error(format!("no column {qualifier}.{table}.{name} in the FROM clause")),
             }
         }
         _ => Err(Error::Unsupported(format!("the column reference {}", parts.join(".")))),

@@ -254,13 +254,13 @@ pub fn create(db: &dyn Sql, source: &dyn ChangeSource, name: &str, query: &str) 
             schema: data.schema.clone(),
             name: data.name.clone(),
         })?;
-        let decimal_scales: Vec<Option<u8>> = (0..q.aggregate_count())
+        let sum_kinds: Vec<render::SumKind> = (0..q.aggregate_count())
             .map(|j| {
                 let sum = crate::ir::stored::agg_sum(j);
-                data_columns.iter().find(|c| c.name == sum).and_then(|c| render::decimal_scale(&c.ty))
+                data_columns.iter().find(|c| c.name == sum).map_or(render::SumKind::Float, |c| render::SumKind::of(&c.ty))
             })
             .collect();
-        let view_sql = render::visible_view(&q, &data, &outputs, &decimal_scales);
+        let view_sql = render::visible_view(&q, &data, &outputs, &sum_kinds);
         db.execute(&format!("CREATE VIEW {} AS {}", at.sql(), view_sql))?;
         for t in tracked(&q, &at) {
             source.start(db, &t)?;

@@ -246,7 +246,7 @@ fn table_ref(t: RawTableRef) -> Result<FromItem> {
                 "INNER" => {}
                 "LEFT" => return unsupported("LEFT JOIN (outer joins)"),
                 "RIGHT" => return unsupported("RIGHT JOIN (outer joins)"),
-                "OUTER" => return unsupported("FULL OUTER JOIN (outer joins)"),
+                "OUTER" | "FULL" => return unsupported("FULL OUTER JOIN (outer joins)"),
                 "SEMI" => return unsupported("SEMI JOIN"),
                 "ANTI" => return unsupported("ANTI JOIN"),
                 other => return unsupported(format!("{other} JOIN")),
@@ -293,7 +293,7 @@ fn exprs(v: Vec<RawExpr>) -> Result<Vec<Expr>> {
 fn expr(e: RawExpr) -> Result<Expr> {
     match e.class.as_str() {
         "COLUMN_REF" => {
-            if e.column_names.is_empty() || e.column_names.len() > 2 {
+            if e.column_names.is_empty() || e.column_names.len() > 3 {
                 return unsupported(format!("the column reference {}", e.column_names.join(".")));
             }
             Ok(Expr::Column(e.column_names))

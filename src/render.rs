@@ -373,10 +373,50 @@ pub struct OutputColumn {
 /// The user-facing view over the stored result: finalizes aggregates (AVG = sum / count, SUM of
 /// only NULLs = NULL), evaluates the select list over them, and for bag views repeats each row
 /// as many times as it occurs.
-/// `decimal_scales[j]` is the scale of aggregate j's sum column when it is a DECIMAL: DuckDB
-/// averages decimals as the unscaled integer sum over count · 10^scale, and the view must round
-/// the same way.
-pub fn visible_view(q: &ViewQuery, data: &Qualified, outputs: &[OutputColumn], decimal_scales: &[Option<u8>]) -> String {
+/// How an AVG's stored sum is typed, which decides how the view divides it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SumKind {
+    /// An integer sum (HUGEINT, BIGINT, ...).
+    Integer,
+    /// A DECIMAL sum of this scale.
+    Decimal(u8),
+    /// A floating-point sum.
+    Float,
+}
+
+impl SumKind {
+    pub fn of(type_name: &str) -> SumKind {
+        match decimal_scale(type_name) {
+            Some(s) => SumKind::Decimal(s),
+            None if ["HUGEINT", "BIGINT", "INTEGER", "SMALLINT", "TINYINT"].iter().any(|t| type_name.ends_with(t)) => {
+                SumKind::Integer
+            }
+            None => SumKind::Float,
+        }
+    }
+}
+
+/// AVG as DuckDB computes it: the exact (unscaled) integer sum divided by count · 10^scale in
+/// extended precision. Below 2^53 both operands are exact doubles and one division rounds
+/// correctly; above, the integer quotient and the remainder are divided separately so that the
+/// sum is not rounded before the division.
+fn exact_average(sum: &str, nn: &str, kind: SumKind) -> String {
+    let (u, d) = match kind {
+        SumKind::Integer => (format!("CAST({sum} AS HUGEINT)"), format!("CAST({nn} AS HUGEINT)")),
+        SumKind::Decimal(scale) if scale <= 18 => {
+            let factor = format!("1{}", "0".repeat(scale as usize));
+            (format!("CAST({sum} * {factor} AS HUGEINT)"), format!("(CAST({nn} AS HUGEINT) * {factor})"))
+        }
+        _ => return format!("CASE WHEN {nn} = 0 THEN NULL ELSE CAST({sum} AS DOUBLE) / {nn} END"),
+    };
+    format!(
+        "CASE WHEN {nn} = 0 THEN NULL WHEN abs({u}) < 9007199254740992 THEN CAST({u} AS DOUBLE) / CAST({d} AS DOUBLE) \
+         ELSE CAST({u} // {d} AS DOUBLE) + CAST({u} % {d} AS DOUBLE) / CAST({d} AS DOUBLE) END"
+    )
+}
+
+/// `sum_kinds[j]` says how aggregate j's sum column is typed (see `exact_average`).
+pub fn visible_view(q: &ViewQuery, data: &Qualified, outputs: &[OutputColumn], sum_kinds: &[SumKind]) -> String {
     let exprs: Vec<Expr> = match &q.shape {
         Shape::Grouped { outputs, .. } => outputs.clone(),
         Shape::Bag { outputs, .. } => (0..outputs.len()).map(|i| Expr::column(&stored::group(i))).collect(),
@@ -393,16 +433,7 @@ pub fn visible_view(q: &ViewQuery, data: &Qualified, outputs: &[OutputColumn], d
                     AggFunc::CountStar => ident(stored::COUNT),
                     AggFunc::Count => nn,
                     AggFunc::Sum => format!("CASE WHEN {nn} = 0 THEN NULL ELSE {sum} END"),
-                    AggFunc::Avg => match decimal_scales.get(j).copied().flatten() {
-                        Some(scale) => {
-                            let factor = format!("1{}", "0".repeat(scale as usize));
-                            format!(
-                                "CASE WHEN {nn} = 0 THEN NULL ELSE CAST(CAST({sum} * {factor} AS HUGEINT) AS DOUBLE) \
-                                 / (CAST({nn} AS DOUBLE) * {factor}) END"
-                            )
-                        }
-                        None => format!("CASE WHEN {nn} = 0 THEN NULL ELSE {sum} / {nn} END"),
-                    },
+                    AggFunc::Avg => exact_average(&sum, &nn, sum_kinds.get(j).copied().unwrap_or(SumKind::Float)),
                 };
                 cols.push(format!("{fin} AS {}", ident(&stored::agg(j))));
             }
@@ -616,6 +647,9 @@ mod tests {
         assert_eq!(decimal_scale("DECIMAL(38,2)"), Some(2));
         assert_eq!(decimal_scale("DECIMAL(18, 0)"), Some(0));
         assert_eq!(decimal_scale("HUGEINT"), None);
+        assert_eq!(SumKind::of("DECIMAL(38,4)"), SumKind::Decimal(4));
+        assert_eq!(SumKind::of("HUGEINT"), SumKind::Integer);
+        assert_eq!(SumKind::of("DOUBLE"), SumKind::Float);
     }
 
     #[test]

@@ -118,6 +118,8 @@ class Edge:
             return f"{l} + 1 = {r}"
         if self.op == "between":
             return f"{l} BETWEEN {r} AND {a2}.{self.c2b}"
+        if self.op == "isnd":
+            return f"{l} IS NOT DISTINCT FROM {r}"
         if self.op == "or":
             return f"({l} = {r} OR {a1}.{self.alt[0]} = {a2}.{self.alt[1]})"
         return f"{l} {self.op} {r}"
@@ -225,11 +227,14 @@ def make_star(rng, fk_mode: str) -> Schema:
     dn = rng.choice([d for d in tables if d != "dc"])
     pk = tables[dn].pk[0]
     edges.append(Edge("f", "k", dn, "w"))  # non-key columns, duplicates
+    edges.append(Edge("f", "k", dn, "w", op="isnd"))  # NULL-safe: NULL keys join
     edges.append(Edge("f", "fid", dn, pk))  # a non-FK column to the key
     edges.append(Edge("f", f"{dn}_id", dn, pk, op="or", alt=("k", "w")))  # the FK under an OR
     if rng.random() < 0.3:
         edges.append(Edge("f", "qty", dn, "w", op="<="))
-    return Schema("star", fk_mode, all_tables, edges, fks, max_leaves=min(5, len(tables) + 2), max_alias_per_table=2)
+    wide = rng.random() < 0.15
+    return Schema("star", fk_mode, all_tables, edges, fks, max_leaves=min(7 if wide else 5, len(tables) + 2),
+                  max_alias_per_table=2)
 
 
 def make_chain(rng, fk_mode: str) -> Schema:
@@ -297,27 +302,30 @@ def make_self(rng) -> Schema:
 def make_generic(rng) -> Schema:
     n = rng.randint(2, 4)
     tables = {}
+    sc = '"Grp Col"' if rng.random() < 0.3 else "s"  # a quoted column name with a space
     for i in range(n):
         cols = [
             Col("k", "INTEGER", "jkey", null_rate=0.1),
             Col("j", "INTEGER", "jkey", null_rate=0.1),
-            Col("s", "VARCHAR", "grp", null_rate=0.1),
+            Col(sc, "VARCHAR", "grp", null_rate=0.1),
             Col("x", "DECIMAL(10,2)", "dec", null_rate=0.1),
             Col("y", "BIGINT", "big", null_rate=0.1),
             Col("z", "INTEGER", "int", null_rate=0.1),
         ]
         rng.shuffle(cols)
-        tables[f"t{i}"] = Table(f"t{i}", cols, min_rows=5, max_rows=35)
+        name = '"Sales Data"' if i == 0 and rng.random() < 0.25 else f"t{i}"  # a quoted table name
+        tables[name] = Table(name, cols, min_rows=5, max_rows=35)
     names = list(tables)
     edges = []
     for a in names:
         for b in names:
             if a < b:
-                edges += [Edge(a, "k", b, "k"), Edge(a, "k", b, "k"), Edge(a, "j", b, "k"), Edge(a, "s", b, "s")]
+                edges += [Edge(a, "k", b, "k"), Edge(a, "k", b, "k"), Edge(a, "j", b, "k"), Edge(a, sc, b, sc)]
                 edges.append(Edge(a, "k", b, "k", more=[("j", "j")]))
                 edges.append(Edge(a, "k", b, "j", op=rng.choice(["<", "<=", "+1=", "<>"])))
                 edges.append(Edge(a, "z", b, "k", op="between", c2b="j"))
-                edges.append(Edge(a, "k", b, "k", op="or", alt=("s", "s")))
+                edges.append(Edge(a, "k", b, "k", op="or", alt=(sc, sc)))
+                edges.append(Edge(a, "j", b, "j", op="isnd"))  # NULL-safe: NULL keys join
             if a == b:
                 edges.append(Edge(a, "k", b, "j"))
     return Schema("generic", None, tables, edges, [], max_leaves=3, max_alias_per_table=2)
@@ -640,7 +648,7 @@ class ViewGen:
                 lf.alias = tn
             else:
                 counter[tn] = counter.get(tn, 0) + 1
-                base = {"emp": "e", "dept": "dp"}.get(tn, tn)
+                base = {"emp": "e", "dept": "dp"}.get(tn, "".join(ch for ch in tn.lower() if ch.isalnum()))
                 lf.alias = f"{base}_{counter[tn]}" if r.random() < 0.5 else f"{base}{chr(96 + counter[tn])}x"
         rendered = []
         for (ni, li, ei, fwd) in conds:
@@ -708,7 +716,10 @@ class ViewGen:
         for lf in leaves:
             for c in lf.table.cols:
                 if roles is None or c.role in roles:
-                    out.append((f"{lf.alias}.{c.name}", c))
+                    name = c.name
+                    if not name.startswith('"') and self.rng.random() < 0.05:
+                        name = name.upper()  # identifiers are case-insensitive
+                    out.append((f"{lf.alias}.{name}", c))
         return out
 
     def atom_filter(self, leaves) -> str:
@@ -763,9 +774,11 @@ class ViewGen:
             return f"abs({e}) < {abs(v) + 3}"
         if y < 0.8:
             return f"coalesce({e}, 0) > {v}"
-        if y < 0.9:
+        if y < 0.85:
             return f"CASE WHEN {e} > {v} THEN 1 ELSE 0 END = {r.randint(0, 1)}"
         others = self.cols(leaves, ("int", "jkey"))
+        if y < 0.9 and others:
+            return f"{e} IS {r.choice(['', 'NOT '])}DISTINCT FROM {r.choice(others)[0]}"
         if others:
             e2, _ = r.choice(others)
             if c.role != "big":
@@ -793,7 +806,9 @@ class ViewGen:
         if x < 0.55:
             return e
         if c.role == "grp":
-            return r.choice([f"upper({e})", f"coalesce({e}, 'none')", f"{e} || '-'", f"{e} IS NULL", f"length({e})"])
+            other = r.choice(self.cols(leaves, ("grp",)))[0]
+            return r.choice([f"upper({e})", f"coalesce({e}, 'none')", f"{e} || '-'", f"{e} IS NULL", f"length({e})",
+                             f"{e} || {other}"])
         return r.choice([
             f"{e} % 3",
             f"CASE WHEN {e} > 5 THEN 'hi' WHEN {e} IS NULL THEN 'null' ELSE 'lo' END",
@@ -841,8 +856,16 @@ class ViewGen:
             return f"SUM({e}) - SUM({m2[0]})", False
         if x < 0.93:
             return f"coalesce(SUM({e}), 0)", False
-        if x < 0.96:
+        if x < 0.95:
             return f"AVG({e}) * 2", True
+        if x < 0.96 and c.role != "big":
+            ints = self.cols(leaves, ("int", "jkey"))
+            if ints:
+                return f"AVG({e} * {r.choice(ints)[0]})", True
+        if x < 0.97:
+            return f"COUNT(CASE WHEN {self.atom_filter(leaves)} THEN 1 END)", False
+        if x < 0.98 and c.role != "big":
+            return f"SUM({e}) * 1.5", c.role == "int"
         return f"COUNT({e}) + SUM({e})", False
 
     def bag_expr(self, leaves) -> str:
@@ -953,6 +976,10 @@ class Runner:
         self.unsupported = []
         self.kinds_seen: Dict[str, int] = {}
         self.tmpdirs: List[str] = []
+        self.statements = 0
+        self.skipped = 0
+        self.in_tx = False
+        self.refresh_ms = 0.0
         self.loaded = self.private_copy()
 
     # --- logging of the replay script
@@ -1044,9 +1071,15 @@ class Runner:
         try:
             self.con.execute(sql)
             self.log(sql)
+            self.statements += 1
             return True
         except duckdb.ConstraintException as e:
+            self.skipped += 1
             self.comment(f"skipped (constraint error: {str(e).splitlines()[0][:120]}): {sql}")
+            if self.in_tx:  # the error aborted the transaction
+                self.con.execute("ROLLBACK")
+                self.log("ROLLBACK")
+                self.in_tx = False
             return False
 
     def create_view(self, name: str):
@@ -1071,10 +1104,10 @@ class Runner:
             if not ok:
                 continue
             # Schema check: the view's column types equal the query's.
-            vt = [r[1] for r in self.con.execute(f"DESCRIBE {name}").fetchall()]
-            qt = [r[1] for r in self.con.execute(f"DESCRIBE {sql}").fetchall()]
+            vt = [(r[0], r[1]) for r in self.con.execute(f"DESCRIBE {name}").fetchall()]
+            qt = [(r[0], r[1]) for r in self.con.execute(f"DESCRIBE {sql}").fetchall()]
             if vt != qt:
-                self.fail("view column types differ from the query's", f"view: {vt}\nquery: {qt}", v)
+                self.fail("view column names/types differ from the query's", f"view: {vt}\nquery: {qt}", v)
             else:
                 self.passed += 1
             return v
@@ -1155,6 +1188,7 @@ class Runner:
                 continue
             self.refreshes += 1
             (_, total, pruned, empty, run, _delta, _ms) = res[0]
+            self.refresh_ms += _ms
             if total != pruned + empty + run or total != 2 ** v.n_leaves - 1:
                 self.fail("refresh term counts do not add up", repr(res[0]), v)
                 continue
@@ -1214,9 +1248,26 @@ class Runner:
             kinds += ["dim_insert", "dim_insert_fact", "dim_reinsert"]
             weights += [2, 2, 0.6]
         kind = r.choices(kinds, weights)[0]
-        self.comment(f"batch {self.batch_no} ({kind})")
+        tx = r.choices(["auto", "commit", "rollback"], [85, 10, 5])[0] if kind != "empty" else "auto"
+        self.comment(f"batch {self.batch_no} ({kind}{', in a transaction that ends with ' + tx.upper() if tx != 'auto' else ''})")
         if kind == "empty":
             return kind
+        if tx != "auto":
+            self.con.execute("BEGIN")
+            self.log("BEGIN")
+            self.in_tx = True
+        self.batch_body(dg, kind, parents, tables)
+        if self.in_tx:
+            self.con.execute(tx.upper())
+            self.log(tx.upper())
+            self.in_tx = False
+        return kind + ("+" + tx if tx != "auto" else "")
+
+    def batch_body(self, dg: DataGen, kind: str, parents: List[Table], tables: List[Table]):
+        r = self.rng
+        s = self.schema
+        if kind == "empty":
+            return
         if kind == "dim_insert":
             # only inserts into referenced tables: the terms reading them as deltas are pruned
             self.insert_parents(dg, parents)
@@ -1254,7 +1305,6 @@ class Runner:
             for _ in range(r.randint(1, 6)):
                 for st in dg.random_op(r.choice(pool)):
                     self.exec_dml(st)
-        return kind
 
     def scenario(self, n_batches: int):
         r = self.rng
@@ -1318,7 +1368,7 @@ class Runner:
                 if last or not lazy or r.random() < 0.35:
                     self.refresh_and_check(v)
             # now and then drop a view and create another one in its place
-            if not last and r.random() < 0.03 and views:
+            if not last and r.random() < 0.04 and views:
                 v = r.choice(views)
                 for (copy, _) in v.copies:
                     stmt = f"CALL openivm_drop({quote_str(copy)})"
@@ -1328,8 +1378,11 @@ class Runner:
                     except Exception as e:
                         self.fail("openivm_drop failed", str(e).splitlines()[0], v)
                 views.remove(v)
-                nv = self.create_view(f"v{next_view}")
-                next_view += 1
+                if r.random() < 0.5:
+                    nv = self.create_view(v.name)  # the same name again
+                else:
+                    nv = self.create_view(f"v{next_view}")
+                    next_view += 1
                 if nv:
                     views.append(nv)
                     for (copy, _) in nv.copies:
@@ -1365,7 +1418,9 @@ class Runner:
         for mode, (n, pruned) in sorted(self.prune_stats.items()):
             print(f"refreshes in scenarios with {mode} foreign keys (pruning on): {n}, with terms_fk_pruned > 0: {pruned}")
         total_pruned = sum(p for (_, p) in self.prune_stats.values())
-        print(f"refreshes: {self.refreshes} (all copies); FK-pruned refreshes: {total_pruned}")
+        print(f"refreshes: {self.refreshes} (all copies, mean {self.refresh_ms / max(1, self.refreshes):.1f} ms); "
+              f"FK-pruned refreshes: {total_pruned}")
+        print(f"DML statements: {self.statements} run, {self.skipped} skipped on a constraint error")
         if self.float_noise:
             print(f"FINDING: {len(self.float_noise)} check(s) differed only by floating point noise "
                   f"(AVG or division); they were accepted with a relative tolerance of 1e-9. First: "
