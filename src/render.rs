@@ -673,6 +673,50 @@ mod tests {
     }
 
     #[test]
+    fn aggregates_weighted_rows_into_stored_state() {
+        let q = bind(star_select(), &TestCatalog::star()).unwrap();
+        assert_eq!(
+            aggregate_weighted(&q, "TERMS"),
+            "SELECT \"openivm_g0\", COALESCE(SUM(\"openivm_weight\"), 0) AS \"openivm_count\", \
+             SUM(\"openivm_v0\" * \"openivm_weight\") AS \"openivm_a0_sum\", \
+             COALESCE(SUM(CASE WHEN \"openivm_v0\" IS NOT NULL THEN \"openivm_weight\" ELSE 0 END), 0) AS \"openivm_a0_nn\" \
+             FROM (TERMS) AS openivm_rows GROUP BY 1"
+        );
+    }
+
+    #[test]
+    fn finalizes_aggregates_in_the_visible_view() {
+        let q = bind(star_select(), &TestCatalog::star()).unwrap();
+        let data = Qualified { catalog: "db".into(), schema: "main".into(), name: "openivm_data_v".into() };
+        let outputs = vec![
+            OutputColumn { name: "name".into(), ty: "VARCHAR".into() },
+            OutputColumn { name: "total".into(), ty: "HUGEINT".into() },
+        ];
+        assert_eq!(
+            visible_view(&q, &data, &outputs, &[SumKind::Integer]),
+            "SELECT CAST(\"openivm_g0\" AS VARCHAR) AS \"name\", CAST(\"openivm_a0\" AS HUGEINT) AS \"total\" \
+             FROM (SELECT \"openivm_g0\", CASE WHEN \"openivm_a0_nn\" = 0 THEN NULL ELSE \"openivm_a0_sum\" END AS \"openivm_a0\" \
+             FROM \"db\".\"main\".\"openivm_data_v\") AS openivm_r"
+        );
+        assert!(exact_average("s", "n", SumKind::Decimal(2)).contains("CAST(s * 100 AS HUGEINT)"));
+    }
+
+    #[test]
+    fn capture_groups_floating_values_by_their_text_too() {
+        let cols = vec![
+            ColumnDef { name: "k".into(), ty: "INTEGER".into() },
+            ColumnDef { name: "d".into(), ty: "DOUBLE".into() },
+        ];
+        let base = TableId { catalog: "db".into(), schema: "main".into(), name: "t".into() };
+        assert_eq!(
+            snapshot_fill(&base, &cols),
+            "SELECT \"k\", \"d\", CAST(\"d\" AS VARCHAR) AS \"openivm_text_d\", COUNT(*) AS openivm_count \
+             FROM \"db\".\"main\".\"t\" GROUP BY ALL"
+        );
+        assert_eq!(capture_key_names(&cols), vec!["k", "d", "openivm_text_d"]);
+    }
+
+    #[test]
     fn merge_handles_null_keys_and_zero_counts() {
         let target = Qualified { catalog: "db".into(), schema: "main".into(), name: "d".into() };
         let sql = counted_merge(&CountedMerge {
