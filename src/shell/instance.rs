@@ -19,7 +19,7 @@ use crate::error::{Error, Result};
 use crate::shell::ffi::Connection;
 
 /// How often the watchdog looks for the database's other connections.
-const WATCH_INTERVAL: Duration = Duration::from_millis(25);
+const WATCH_INTERVAL: Duration = Duration::from_millis(50);
 
 pub struct Instance {
     conn: Mutex<Option<Connection>>,
