@@ -291,6 +291,7 @@ struct Prepared {
     leaf_table: Vec<usize>,
     stats: Vec<DeltaStats>,
     relations: Vec<ProvenRelation>,
+    fk_bits: plan::Mask,
     plan: Vec<(Term, TermStatus)>,
 }
 
@@ -324,7 +325,7 @@ fn prepare(db: &dyn Sql, source: &dyn ChangeSource, name: &str, fk_pruning: Opti
         (vec![], 0)
     };
     let plan = plan::plan_terms(q.leaves.len(), plan::empty_delta_bits(&leaf_rows), fk_bits);
-    Ok(Prepared { view, q, tracked, deltas, leaf_table, stats, relations, plan })
+    Ok(Prepared { view, q, tracked, deltas, leaf_table, stats, relations, fk_bits, plan })
 }
 
 impl Prepared {
@@ -347,12 +348,19 @@ impl Prepared {
         render::term_select(&self.q, term, &self.sources(term))
     }
 
+    fn run_count(&self) -> usize {
+        self.plan.iter().filter(|(_, s)| *s == TermStatus::Run).count()
+    }
+
     fn delta_leaves(&self, term: Term) -> String {
         plan::leaves_of(term.mask).map(|i| self.q.leaves[i].alias.clone()).collect::<Vec<_>>().join(",")
     }
 
     fn reason(&self, term: Term, status: TermStatus) -> String {
         match status {
+            TermStatus::Run if self.run_count() > COMBINE_ABOVE => {
+                format!("delta rows to join; the {} run terms are evaluated in one combined join", self.run_count())
+            }
             TermStatus::Run => "delta rows to join".into(),
             TermStatus::EmptySkipped => {
                 let empty: Vec<String> = plan::leaves_of(term.mask)
@@ -385,6 +393,38 @@ impl Prepared {
     }
 }
 
+/// Above this many run terms, a refresh evaluates them all in one combined join (see
+/// `render::combined_terms`) instead of one join per term: 2^k - 1 terms for k changed leaves
+/// would otherwise cost 2^k - 1 joins to plan and run.
+pub const COMBINE_ABOVE: usize = 15;
+
+/// Applies the run terms to the stored result.
+fn apply_terms(db: &dyn Sql, p: &Prepared) -> Result<()> {
+    let run: Vec<Term> = p.plan.iter().filter(|(_, s)| *s == TermStatus::Run).map(|(t, _)| *t).collect();
+    if run.is_empty() {
+        return Ok(());
+    }
+    let rows = if run.len() > COMBINE_ABOVE {
+        let with_delta = run.iter().fold(0, |m, t| m | t.mask);
+        let leaves: Vec<render::CombinedLeaf> = p
+            .q
+            .leaves
+            .iter()
+            .enumerate()
+            .map(|(i, l)| render::CombinedLeaf {
+                table: l.table.clone(),
+                delta: (with_delta & (1 << i) != 0).then(|| p.deltas[p.leaf_table[i]].clone()),
+                columns: render::column_list(&p.q.table_columns(&l.table)),
+            })
+            .collect();
+        render::combined_terms(&p.q, &leaves, p.fk_bits)
+    } else {
+        render::union_all(&run.iter().map(|t| p.term_sql(*t)).collect::<Vec<_>>())
+    };
+    let delta = render::aggregate_weighted(&p.q, &rows);
+    db.execute(&render::apply_view_delta(&p.q, &p.view.data, &delta))
+}
+
 pub struct RefreshReport {
     pub view: String,
     pub counts: TermCounts,
@@ -396,12 +436,7 @@ pub fn refresh(db: &dyn Sql, source: &dyn ChangeSource, name: &str, fk_pruning: 
     let started = Instant::now();
     let (view, counts, delta_rows) = in_transaction(db, || {
         let p = prepare(db, source, name, fk_pruning)?;
-        let run: Vec<String> =
-            p.plan.iter().filter(|(_, s)| *s == TermStatus::Run).map(|(t, _)| p.term_sql(*t)).collect();
-        if !run.is_empty() {
-            let delta = render::aggregate_weighted(&p.q, &render::union_all(&run));
-            db.execute(&render::apply_view_delta(&p.q, &p.view.data, &delta))?;
-        }
+        apply_terms(db, &p)?;
         for ((t, d), stats) in p.tracked.iter().zip(&p.deltas).zip(&p.stats) {
             source.advance(db, t, d, stats)?;
             capture::discard(db, d)?;

@@ -3,7 +3,7 @@
 
 use crate::ast::{CompareOp, Constant, Expr, TypeName};
 use crate::ir::{stored, AggFunc, ColumnDef, Shape, TableId, ViewQuery};
-use crate::plan::Term;
+use crate::plan::{Mask, Term};
 
 /// A quoted identifier.
 pub fn ident(s: &str) -> String {
@@ -240,6 +240,58 @@ pub fn term_select(q: &ViewQuery, term: Term, sources: &[Source]) -> String {
     let mut cols: Vec<String> = payload(q).iter().map(|(e, n)| format!("{} AS {}", expr(e, &aliases), ident(n))).collect();
     cols.push(format!("({}) AS {}", weight.join(" * "), ident(WEIGHT)));
     format!("SELECT {} FROM {} WHERE {}", cols.join(", "), from, conjunction(&q.predicates, &aliases))
+}
+
+/// A leaf of a combined evaluation: its table, its delta if some run term reads it, and the
+/// columns the view reads from the table (the delta's columns).
+#[derive(Clone, Debug)]
+pub struct CombinedLeaf {
+    pub table: TableId,
+    pub delta: Option<Qualified>,
+    pub columns: Vec<String>,
+}
+
+/// All run terms in one join. Each leaf with a delta reads the union of its current rows
+/// (tagged 0, factor 1) and its delta rows (tagged 1, factor -multiplicity). Every joined row
+/// then belongs to exactly one term: the mask of the leaves whose delta rows it joined. Its
+/// weight -Π factor equals sign(mask) · Π multiplicity, since each delta leaf contributes one
+/// factor -1 and (-1)^(k-1) = -(-1)^k. Rows of mask 0 (the current join itself) and of masks
+/// that touch an FK-skipped leaf are filtered out; empty deltas contribute no rows at all. The
+/// result is the union of the same terms `term_select` renders one by one, at the cost of one
+/// join over the current state instead of one join per term.
+pub fn combined_terms(q: &ViewQuery, leaves: &[CombinedLeaf], fk_skip: Mask) -> String {
+    let aliases = aliases(q);
+    let (tag, factor) = ("openivm_in_delta", "openivm_factor");
+    let mut from = Vec::new();
+    let mut mask_terms = Vec::new();
+    let mut factors = Vec::new();
+    for (i, (leaf, a)) in leaves.iter().zip(&aliases).enumerate() {
+        match &leaf.delta {
+            None => from.push(format!("{} AS {}", table(&leaf.table), ident(a))),
+            Some(delta) => {
+                let cols = with_comma(&leaf.columns.iter().map(|c| ident(c)).collect::<Vec<_>>());
+                from.push(format!(
+                    "(SELECT {cols}0 AS {tag}, 1 AS {factor} FROM {base} UNION ALL \
+                     SELECT {cols}1, -{m} FROM {delta}) AS {alias}",
+                    base = table(&leaf.table),
+                    m = ident(MULTIPLICITY),
+                    delta = delta.sql(),
+                    alias = ident(a)
+                ));
+                mask_terms.push(format!("{}.{tag} * {}", ident(a), 1u32 << i));
+                factors.push(format!("{}.{factor}", ident(a)));
+            }
+        }
+    }
+    let mask = format!("({})", mask_terms.join(" + "));
+    let mut cols: Vec<String> = payload(q).iter().map(|(e, n)| format!("{} AS {}", expr(e, &aliases), ident(n))).collect();
+    cols.push(format!("(-1 * {}) AS {}", factors.join(" * "), ident(WEIGHT)));
+    format!(
+        "SELECT {} FROM {} WHERE {} AND {mask} <> 0 AND ({mask} & {fk_skip}) = 0",
+        cols.join(", "),
+        from.join(", "),
+        conjunction(&q.predicates, &aliases)
+    )
 }
 
 /// The rows of a term as the view's full query would read them: all leaves current, weight 1.
@@ -539,7 +591,7 @@ pub fn delta_stats(delta: &Qualified) -> String {
 pub fn advance_snapshot(snapshot: &Qualified, net: &Qualified, cols: &[ColumnDef]) -> String {
     counted_merge(&CountedMerge {
         target: snapshot,
-        source: &format!("SELECT * FROM {}", net.sql()),
+        source: &select_all(net),
         keys: &capture_key_names(cols),
         target_count: "openivm_count",
         source_count: "openivm_n",
@@ -554,6 +606,10 @@ pub fn create_table_as(name: &Qualified, select: &str) -> String {
 
 pub fn create_temp_table_as(name: &Qualified, select: &str) -> String {
     format!("CREATE TEMP TABLE {} AS {}", ident(&name.name), select)
+}
+
+pub fn select_all(name: &Qualified) -> String {
+    format!("SELECT * FROM {}", name.sql())
 }
 
 pub fn drop_table(name: &Qualified) -> String {
