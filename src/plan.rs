@@ -145,6 +145,20 @@ mod tests {
     }
 
     #[test]
+    fn combined_join_weight_equals_the_term_weight() {
+        // render::combined_terms gives each joined row the weight -Π factor, where a current row
+        // has factor 1 and a delta row factor -multiplicity. For every mask and multiplicities
+        // this must equal sign(mask) · Π multiplicity.
+        for mask in 1u32..8 {
+            for ms in [[1, 1, 1], [-1, 1, -1], [-1, -1, -1], [1, -1, 1]] {
+                let delta_ms: Vec<i32> = leaves_of(mask).map(|i| ms[i]).collect();
+                let combined = -(0..3).map(|i| if mask & (1 << i) != 0 { -ms[i] } else { 1 }).product::<i32>();
+                assert_eq!(combined, row_weight(mobius_sign(mask), &delta_ms), "mask {mask:03b} {ms:?}");
+            }
+        }
+    }
+
+    #[test]
     fn skip_bits_are_one_test_per_term() {
         // Star F(0) + D1(1) + D2(2); D2's delta is empty, D1 is insert-only and FK-referenced.
         let empty = empty_delta_bits(&[5, 3, 0]);
