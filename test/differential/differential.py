@@ -238,8 +238,8 @@ def make_star(rng, fk_mode: str) -> Schema:
     edges.append(Edge("f", f"{dn}_id", dn, pk, op="or", alt=("k", "w")))  # the FK under an OR
     if rng.random() < 0.3:
         edges.append(Edge("f", "qty", dn, "w", op="<="))
-    wide = rng.random() < 0.15
-    return Schema("star", fk_mode, all_tables, edges, fks, max_leaves=min(7 if wide else 5, len(tables) + 2),
+    wide = rng.random() < 0.3
+    return Schema("star", fk_mode, all_tables, edges, fks, max_leaves=min(8 if wide else 5, len(tables) + 3),
                   max_alias_per_table=2)
 
 
@@ -1332,8 +1332,8 @@ class Runner:
         s = self.schema
         parents = dg.parents()
         tables = list(s.tables.values())
-        kinds = ["empty", "mixed", "single", "wipe"]
-        weights = [0.6, 5, 2, 0.25]
+        kinds = ["empty", "mixed", "single", "wipe", "touch_all"]
+        weights = [0.6, 5, 2, 0.25, 2]
         if parents:
             kinds += ["dim_insert", "dim_insert_fact", "dim_reinsert"]
             weights += [2, 2, 0.6]
@@ -1390,6 +1390,11 @@ class Runner:
                         self.exec_dml(f"DELETE FROM {t.name}")
                     elif not dg.is_parent(t.name) or not dg.referenced(t.name):
                         self.exec_dml(f"DELETE FROM {t.name}")
+        elif kind == "touch_all":
+            # every table changes: every leaf has a delta, so every term runs
+            for t in tables:
+                for st in dg.update(t) if r.random() < 0.6 else dg.random_op(t):
+                    self.exec_dml(st)
         else:
             pool = [r.choice(tables)] if kind == "single" else tables
             for _ in range(r.randint(1, 6)):
