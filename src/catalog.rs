@@ -20,6 +20,61 @@ pub fn main_table_exists(db: &dyn Sql, name: &str) -> Result<bool> {
     Ok(db.scalar(MAIN_TABLE_EXISTS, &[name])?.is_some_and(|n| n != "0"))
 }
 
+/// Splits a possibly qualified, possibly quoted name (`s."My View"`) into its parts.
+pub fn split_name(s: &str) -> Result<Vec<String>> {
+    let bad = || Error::InvalidArgument(format!("'{s}' is not a valid name"));
+    let mut parts = Vec::new();
+    let mut chars = s.trim().chars().peekable();
+    loop {
+        let mut part = String::new();
+        if chars.peek() == Some(&'"') {
+            chars.next();
+            loop {
+                match chars.next() {
+                    Some('"') if chars.peek() == Some(&'"') => {
+                        chars.next();
+                        part.push('"');
+                    }
+                    Some('"') => break,
+                    Some(c) => part.push(c),
+                    None => return Err(bad()),
+                }
+            }
+        } else {
+            while let Some(&c) = chars.peek() {
+                if c == '.' {
+                    break;
+                }
+                part.push(c);
+                chars.next();
+            }
+            part = part.trim().to_string();
+        }
+        if part.is_empty() {
+            return Err(bad());
+        }
+        parts.push(part);
+        match chars.next() {
+            None => break,
+            Some('.') => continue,
+            Some(_) => return Err(bad()),
+        }
+    }
+    if parts.len() > 3 {
+        return Err(bad());
+    }
+    Ok(parts)
+}
+
+/// A table name from a user's text argument.
+pub fn table_name(s: &str) -> Result<TableName> {
+    let mut parts = split_name(s)?;
+    let name = parts.pop().expect("one part");
+    let schema = parts.pop();
+    let catalog = parts.pop();
+    Ok(TableName { catalog, schema, name })
+}
+
 /// A relation found in the catalog.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Candidate {
@@ -152,5 +207,16 @@ mod tests {
         let err = r(&["data", "fact"]).unwrap_err().to_string();
         assert!(err.contains("ambiguous"), "{err}");
         assert_eq!(r(&["nowhere", "fact"]).unwrap(), None);
+    }
+
+    #[test]
+    fn splits_names() {
+        assert_eq!(split_name("v").unwrap(), vec!["v"]);
+        assert_eq!(split_name("s.v").unwrap(), vec!["s", "v"]);
+        assert_eq!(split_name("\"My.View\"").unwrap(), vec!["My.View"]);
+        assert_eq!(split_name("db.\"a\"\"b\".t").unwrap(), vec!["db", "a\"b", "t"]);
+        assert!(split_name("").is_err());
+        assert!(split_name("a..b").is_err());
+        assert!(split_name("a.b.c.d").is_err());
     }
 }

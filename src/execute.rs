@@ -9,7 +9,7 @@ use serde::Serialize;
 use crate::ast::TableName;
 use crate::bind::bind;
 use crate::capture::{self, ChangeSource, DeltaStats, Tracked};
-use crate::catalog::SqlCatalog;
+use crate::catalog::{table_name, SqlCatalog};
 use crate::db::{int, text, Sql};
 use crate::error::{Error, Result};
 use crate::facts::{self, ForeignKey, ProvenRelation};
@@ -28,6 +28,7 @@ const SNAPSHOT_INSERT: &str = include_str!("../sql/views/snapshot_insert.sql");
 const SNAPSHOT_DELETE: &str = include_str!("../sql/views/snapshot_delete.sql");
 const SNAPSHOTS_OF_VIEW: &str = include_str!("../sql/views/snapshots_of_view.sql");
 const SCHEMA_EXISTS: &str = include_str!("../sql/catalog/schema_exists.sql");
+const PARSE_TREE: &str = include_str!("../sql/catalog/parse_tree.sql");
 
 /// Runs `f` in one transaction: all of its writes commit together, or none does.
 pub fn in_transaction<T>(db: &dyn Sql, f: impl FnOnce() -> Result<T>) -> Result<T> {
@@ -55,61 +56,6 @@ pub fn ensure_metadata(db: &dyn Sql) -> Result<()> {
 
 fn metadata_exists(db: &dyn Sql) -> Result<bool> {
     crate::catalog::main_table_exists(db, "openivm_views")
-}
-
-/// Splits a possibly qualified, possibly quoted name (`s."My View"`) into its parts.
-pub fn split_name(s: &str) -> Result<Vec<String>> {
-    let bad = || Error::InvalidArgument(format!("'{s}' is not a valid name"));
-    let mut parts = Vec::new();
-    let mut chars = s.trim().chars().peekable();
-    loop {
-        let mut part = String::new();
-        if chars.peek() == Some(&'"') {
-            chars.next();
-            loop {
-                match chars.next() {
-                    Some('"') if chars.peek() == Some(&'"') => {
-                        chars.next();
-                        part.push('"');
-                    }
-                    Some('"') => break,
-                    Some(c) => part.push(c),
-                    None => return Err(bad()),
-                }
-            }
-        } else {
-            while let Some(&c) = chars.peek() {
-                if c == '.' {
-                    break;
-                }
-                part.push(c);
-                chars.next();
-            }
-            part = part.trim().to_string();
-        }
-        if part.is_empty() {
-            return Err(bad());
-        }
-        parts.push(part);
-        match chars.next() {
-            None => break,
-            Some('.') => continue,
-            Some(_) => return Err(bad()),
-        }
-    }
-    if parts.len() > 3 {
-        return Err(bad());
-    }
-    Ok(parts)
-}
-
-/// A table name from a user's text argument.
-pub fn table_name(s: &str) -> Result<TableName> {
-    let mut parts = split_name(s)?;
-    let name = parts.pop().expect("one part");
-    let schema = parts.pop();
-    let catalog = parts.pop();
-    Ok(TableName { catalog, schema, name })
 }
 
 /// Where a view of this name lives: the default database, the given or default schema.
@@ -149,7 +95,7 @@ fn find_view(db: &dyn Sql, arg: &str) -> Result<ViewRecord> {
 /// it and names and types its output columns.
 fn compile(db: &dyn Sql, query: &str) -> Result<(ViewQuery, Vec<OutputColumn>)> {
     let json = db
-        .scalar("SELECT json_serialize_sql(?::VARCHAR)", &[query])?
+        .scalar(PARSE_TREE, &[query])?
         .ok_or_else(|| Error::Parse("DuckDB returned no parse tree".into()))?;
     let select = parse_select(&json)?;
     let mut q = bind(select, &SqlCatalog::new(db))?;
@@ -210,7 +156,7 @@ fn delta_names(tracked: &[Tracked]) -> Vec<Qualified> {
 }
 
 fn describe(db: &dyn Sql, query: &str) -> Result<Vec<OutputColumn>> {
-    let rows = db.query(&format!("DESCRIBE {query}"))?;
+    let rows = db.query(&render::describe(query))?;
     Ok(rows.iter().map(|r| OutputColumn { name: text(&r[0]), ty: text(&r[1]) }).collect())
 }
 
@@ -497,20 +443,4 @@ pub fn drop_view(db: &dyn Sql, source: &dyn ChangeSource, name: &str) -> Result<
         db.execute_with(VIEW_DELETE, &[&at.catalog, &at.schema, &at.name])?;
         Ok(at.name.clone())
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn splits_names() {
-        assert_eq!(split_name("v").unwrap(), vec!["v"]);
-        assert_eq!(split_name("s.v").unwrap(), vec!["s", "v"]);
-        assert_eq!(split_name("\"My.View\"").unwrap(), vec!["My.View"]);
-        assert_eq!(split_name("db.\"a\"\"b\".t").unwrap(), vec!["db", "a\"b", "t"]);
-        assert!(split_name("").is_err());
-        assert!(split_name("a..b").is_err());
-        assert!(split_name("a.b.c.d").is_err());
-    }
 }

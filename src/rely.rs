@@ -18,7 +18,8 @@ use crate::bind::RelationKind;
 use crate::catalog::SqlCatalog;
 use crate::db::{int, text, Sql};
 use crate::error::{Error, Result};
-use crate::execute::{ensure_metadata, in_transaction, table_name};
+use crate::catalog::table_name;
+use crate::execute::{ensure_metadata, in_transaction};
 use crate::facts::{FactSource, ForeignKey};
 use crate::ir::{ColumnDef, TableId};
 use crate::render;
@@ -28,6 +29,7 @@ const DELETE: &str = include_str!("../sql/facts/rely_delete.sql");
 const INSERT: &str = include_str!("../sql/facts/rely_insert.sql");
 const COLUMN_COMMENTS: &str = include_str!("../sql/facts/column_comments.sql");
 const GENERATIONS_EXISTS: &str = include_str!("../sql/facts/generations_exists.sql");
+const NEW_TOKEN: &str = include_str!("../sql/facts/new_token.sql");
 
 /// The marker that carries a table's incarnation token inside its comment.
 const MARKER: &str = "openivm:incarnation=";
@@ -168,7 +170,7 @@ fn ensure_token(db: &dyn Sql, t: &TableId, columns: &[ColumnDef], keys: &[String
     let token = match live {
         Some(tok) => tok,
         None => {
-            let tok = text(&db.scalar("SELECT gen_random_uuid()::VARCHAR", &[])?);
+            let tok = text(&db.scalar(NEW_TOKEN, &[])?);
             db.execute(&render::create_generations(&t.catalog))?;
             db.execute_with(&render::insert_generation(&t.catalog), &[&t.schema, &t.name, &tok, &signature(columns)])?;
             tok

@@ -600,6 +600,12 @@ pub fn advance_snapshot(snapshot: &Qualified, net: &Qualified, cols: &[ColumnDef
     })
 }
 
+/// DuckDB's names and types of a query's output columns (the query is the user's own SELECT,
+/// already checked to be exactly one statement by the parser).
+pub fn describe(query: &str) -> String {
+    format!("DESCRIBE {query}")
+}
+
 pub fn create_table_as(name: &Qualified, select: &str) -> String {
     format!("CREATE TABLE {} AS {}", name.sql(), select)
 }

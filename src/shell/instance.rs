@@ -18,6 +18,8 @@ use crate::db::Sql;
 use crate::error::{Error, Result};
 use crate::shell::ffi::Connection;
 
+const CONNECTION_COUNT: &str = include_str!("../../sql/shell/connection_count.sql");
+
 /// How often the watchdog looks for the database's other connections.
 const WATCH_INTERVAL: Duration = Duration::from_millis(50);
 
@@ -76,7 +78,7 @@ impl Instance {
         let Ok(mut guard) = self.conn.try_lock() else { return false };
         let alone = match guard.as_ref() {
             None => return true,
-            Some(conn) => match conn.query("SELECT count::BIGINT FROM duckdb_connection_count()") {
+            Some(conn) => match conn.query(CONNECTION_COUNT) {
                 Ok(rows) => rows
                     .first()
                     .and_then(|r| r.first().cloned().flatten())

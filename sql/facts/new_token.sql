@@ -1,0 +1,2 @@
+-- A fresh incarnation token.
+SELECT gen_random_uuid()::VARCHAR

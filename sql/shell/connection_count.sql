@@ -1,0 +1,2 @@
+-- Connections open on this database, the extension's own included (polled by the watchdog).
+SELECT count::BIGINT FROM duckdb_connection_count()
