@@ -1045,6 +1045,7 @@ class Runner:
         self.skipped = 0
         self.in_tx = False
         self.refresh_ms = 0.0
+        self.big_refreshes = 0  # refreshes that ran more than 15 terms
         self.loaded = self.private_copy()
 
     # --- logging of the replay script
@@ -1279,6 +1280,7 @@ class Runner:
             self.refreshes += 1
             (_, total, pruned, empty, run, _delta, _ms) = res[0]
             self.refresh_ms += _ms
+            self.big_refreshes += run > 15
             if total != pruned + empty + run or total != 2 ** v.n_leaves - 1:
                 self.fail("refresh term counts do not add up", repr(res[0]), v)
                 continue
@@ -1514,7 +1516,7 @@ class Runner:
             print(f"refreshes in scenarios with {mode} foreign keys (pruning on): {n}, with terms_fk_pruned > 0: {pruned}")
         total_pruned = sum(p for (_, p) in self.prune_stats.values())
         print(f"refreshes: {self.refreshes} (all copies, mean {self.refresh_ms / max(1, self.refreshes):.1f} ms); "
-              f"FK-pruned refreshes: {total_pruned}")
+              f"FK-pruned refreshes: {total_pruned}; refreshes running more than 15 terms: {self.big_refreshes}")
         print(f"DML statements: {self.statements} run, {self.skipped} skipped on a constraint error")
         if self.duckdb_errors:
             sc, b, cp, err, sql = self.duckdb_errors[0]
