@@ -29,9 +29,17 @@ pub struct TableName {
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum FromItem {
-    Table { name: TableName, alias: Option<String> },
+    Table {
+        name: TableName,
+        alias: Option<String>,
+    },
     /// An inner join (`JOIN ... ON`, `JOIN ... USING`, or a comma / CROSS JOIN when both are empty).
-    Join { left: Box<FromItem>, right: Box<FromItem>, on: Option<Expr>, using: Vec<String> },
+    Join {
+        left: Box<FromItem>,
+        right: Box<FromItem>,
+        on: Option<Expr>,
+        using: Vec<String>,
+    },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -55,7 +63,10 @@ pub enum Constant {
     Integer(i128),
     Double(f64),
     /// `digits` scaled by 10^-scale, as DuckDB's DECIMAL literals are.
-    Decimal { digits: i128, scale: u8 },
+    Decimal {
+        digits: i128,
+        scale: u8,
+    },
     Text(String),
 }
 
@@ -71,22 +82,53 @@ pub enum Expr {
     /// A column as written (`name`, `alias.name`); only before binding.
     Column(Vec<String>),
     /// A column of leaf `leaf` of the join (after binding).
-    Bound { leaf: usize, column: String },
+    Bound {
+        leaf: usize,
+        column: String,
+    },
     /// `*` or `alias.*`; expanded by the binder.
-    Star { relation: Option<String> },
+    Star {
+        relation: Option<String>,
+    },
     Constant(Constant),
     /// A function call; operators (`+`, `||`, `~~`) have `is_operator` set.
-    Function { name: String, args: Vec<Expr>, is_operator: bool },
-    Compare { op: CompareOp, left: Box<Expr>, right: Box<Expr> },
+    Function {
+        name: String,
+        args: Vec<Expr>,
+        is_operator: bool,
+    },
+    Compare {
+        op: CompareOp,
+        left: Box<Expr>,
+        right: Box<Expr>,
+    },
     And(Vec<Expr>),
     Or(Vec<Expr>),
     Not(Box<Expr>),
-    IsNull { expr: Box<Expr>, negated: bool },
-    InList { expr: Box<Expr>, list: Vec<Expr>, negated: bool },
-    Between { expr: Box<Expr>, low: Box<Expr>, high: Box<Expr> },
+    IsNull {
+        expr: Box<Expr>,
+        negated: bool,
+    },
+    InList {
+        expr: Box<Expr>,
+        list: Vec<Expr>,
+        negated: bool,
+    },
+    Between {
+        expr: Box<Expr>,
+        low: Box<Expr>,
+        high: Box<Expr>,
+    },
     Coalesce(Vec<Expr>),
-    Case { checks: Vec<(Expr, Expr)>, otherwise: Box<Expr> },
-    Cast { expr: Box<Expr>, ty: TypeName, try_cast: bool },
+    Case {
+        checks: Vec<(Expr, Expr)>,
+        otherwise: Box<Expr>,
+    },
+    Cast {
+        expr: Box<Expr>,
+        ty: TypeName,
+        try_cast: bool,
+    },
 }
 
 impl Expr {

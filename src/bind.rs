@@ -86,10 +86,8 @@ pub fn bind(select: Select, catalog: &dyn Catalog) -> Result<ViewQuery> {
             keys.push(bind_group_key(g, &items, &scope, catalog)?);
         }
         let mut aggregates = Vec::new();
-        let outputs = items
-            .into_iter()
-            .map(|(e, _)| over_stored(e, &keys, &mut aggregates))
-            .collect::<Result<Vec<_>>>()?;
+        let outputs =
+            items.into_iter().map(|(e, _)| over_stored(e, &keys, &mut aggregates)).collect::<Result<Vec<_>>>()?;
         Shape::Grouped { keys, aggregates, outputs }
     } else {
         let outputs: Vec<Expr> = items.into_iter().map(|(e, _)| e).collect();
@@ -166,9 +164,8 @@ fn flatten(item: FromItem, catalog: &dyn Catalog, scope: &mut Scope, preds: &mut
             }
             for col in using {
                 let find = |range: std::ops::Range<usize>| -> Result<usize> {
-                    let hits: Vec<usize> = range
-                        .filter(|&i| scope.leaves[i].columns.iter().any(|c| eq_ci(&c.name, &col)))
-                        .collect();
+                    let hits: Vec<usize> =
+                        range.filter(|&i| scope.leaves[i].columns.iter().any(|c| eq_ci(&c.name, &col))).collect();
                     match hits.as_slice() {
                         [one] => Ok(*one),
                         [] => bind_error(format!("USING column '{col}' is not a column of both sides of the join")),
@@ -186,7 +183,8 @@ fn flatten(item: FromItem, catalog: &dyn Catalog, scope: &mut Scope, preds: &mut
                     left: Box::new(Expr::Column(vec![scope.leaves[l].alias.clone(), lname])),
                     right: Box::new(Expr::Column(vec![scope.leaves[r].alias.clone(), rname.clone()])),
                 });
-                let representative = scope.using.iter().find(|(c, _)| eq_ci(c, &col)).map(|(_, leaf)| *leaf).unwrap_or(l);
+                let representative =
+                    scope.using.iter().find(|(c, _)| eq_ci(c, &col)).map(|(_, leaf)| *leaf).unwrap_or(l);
                 scope.using.retain(|(c, _)| !eq_ci(c, &col));
                 scope.using.push((col.clone(), representative));
                 scope.star_hidden.push((r, rname));
@@ -197,12 +195,20 @@ fn flatten(item: FromItem, catalog: &dyn Catalog, scope: &mut Scope, preds: &mut
 }
 
 fn display_name(n: &TableName) -> String {
-    [n.catalog.as_deref(), n.schema.as_deref(), Some(n.name.as_str())].into_iter().flatten().collect::<Vec<_>>().join(".")
+    [n.catalog.as_deref(), n.schema.as_deref(), Some(n.name.as_str())]
+        .into_iter()
+        .flatten()
+        .collect::<Vec<_>>()
+        .join(".")
 }
 
 fn resolve_column(parts: &[String], scope: &Scope) -> Result<Option<Expr>> {
     let column_of = |leaf: usize, name: &str| {
-        scope.leaves[leaf].columns.iter().find(|c| eq_ci(&c.name, name)).map(|c| Expr::Bound { leaf, column: c.name.clone() })
+        scope.leaves[leaf]
+            .columns
+            .iter()
+            .find(|c| eq_ci(&c.name, name))
+            .map(|c| Expr::Bound { leaf, column: c.name.clone() })
     };
     match parts {
         [name] => {
@@ -301,9 +307,7 @@ fn check_function(name: &str, is_operator: bool, allow_aggregates: bool, catalog
             "the aggregate function {}() (supported: SUM, COUNT(*), COUNT(expr), AVG)",
             name.to_uppercase()
         ))),
-        Some(f) if !f.deterministic => {
-            Err(Error::Unsupported(format!("the non-deterministic function {name}()")))
-        }
+        Some(f) if !f.deterministic => Err(Error::Unsupported(format!("the non-deterministic function {name}()"))),
         Some(_) => Ok(()),
     }
 }
@@ -374,7 +378,9 @@ fn over_stored(e: Expr, keys: &[Expr], aggregates: &mut Vec<Aggregate>) -> Resul
                 (AggFunc::CountStar, 0) => None,
                 (AggFunc::Count, 0) => None,
                 (_, 1) => Some(args.remove(0)),
-                _ => return Err(Error::Unsupported(format!("{}() with {} arguments", name.to_uppercase(), args.len()))),
+                _ => {
+                    return Err(Error::Unsupported(format!("{}() with {} arguments", name.to_uppercase(), args.len())))
+                }
             };
             let func = if func == AggFunc::Count && arg.is_none() { AggFunc::CountStar } else { func };
             let agg = Aggregate { func, arg };
@@ -408,7 +414,10 @@ pub mod tests {
     impl TestCatalog {
         pub fn star() -> TestCatalog {
             let mut tables = HashMap::new();
-            tables.insert("fact".to_string(), vec![("id", "INTEGER"), ("pid", "INTEGER"), ("sid", "INTEGER"), ("amount", "INTEGER")]);
+            tables.insert(
+                "fact".to_string(),
+                vec![("id", "INTEGER"), ("pid", "INTEGER"), ("sid", "INTEGER"), ("amount", "INTEGER")],
+            );
             tables.insert("product".to_string(), vec![("pid", "INTEGER"), ("name", "VARCHAR")]);
             tables.insert("store".to_string(), vec![("sid", "INTEGER"), ("city", "VARCHAR")]);
             TestCatalog { tables }

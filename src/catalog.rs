@@ -160,7 +160,9 @@ impl<'a> SqlCatalog<'a> {
 
 impl Catalog for SqlCatalog<'_> {
     fn table(&self, name: &TableName) -> Result<Option<ResolvedTable>> {
-        let Some(c) = self.find(name)? else { return Ok(None) };
+        let Some(c) = self.find(name)? else {
+            return Ok(None);
+        };
         let id = TableId { catalog: c.catalog, schema: c.schema, name: c.name };
         let columns = if c.kind == RelationKind::Table { self.columns(&id)? } else { vec![] };
         Ok(Some(ResolvedTable { id, kind: c.kind, columns }))
@@ -168,14 +170,13 @@ impl Catalog for SqlCatalog<'_> {
 
     fn function(&self, name: &str) -> Result<Option<FunctionInfo>> {
         let rows = self.db.query_with(FUNCTION, &[name])?;
-        let Some(r) = rows.first() else { return Ok(None) };
+        let Some(r) = rows.first() else {
+            return Ok(None);
+        };
         if int(&r[0]) == 0 {
             return Ok(None);
         }
-        Ok(Some(FunctionInfo {
-            aggregate: text(&r[1]) == "true",
-            deterministic: text(&r[2]) != "false",
-        }))
+        Ok(Some(FunctionInfo { aggregate: text(&r[1]) == "true", deterministic: text(&r[2]) != "false" }))
     }
 }
 

@@ -86,7 +86,9 @@ fn find_view(db: &dyn Sql, arg: &str) -> Result<ViewRecord> {
         return Err(Error::UnknownView(arg.to_string()));
     }
     let rows = db.query_with(VIEW_FIND, &[&at.catalog, &at.schema, &at.name])?;
-    let Some(r) = rows.first() else { return Err(Error::UnknownView(arg.to_string())) };
+    let Some(r) = rows.first() else {
+        return Err(Error::UnknownView(arg.to_string()));
+    };
     let at = Qualified { catalog: text(&r[1]), schema: text(&r[2]), name: text(&r[0]) };
     Ok(ViewRecord { data: at.sibling(text(&r[4])), query: text(&r[3]), signature: text(&r[5]), at })
 }
@@ -94,9 +96,7 @@ fn find_view(db: &dyn Sql, arg: &str) -> Result<ViewRecord> {
 /// Parses and binds a view query against the current catalog; DuckDB's own binder then checks
 /// it and names and types its output columns.
 fn compile(db: &dyn Sql, query: &str) -> Result<(ViewQuery, Vec<OutputColumn>)> {
-    let json = db
-        .scalar(PARSE_TREE, &[query])?
-        .ok_or_else(|| Error::Parse("DuckDB returned no parse tree".into()))?;
+    let json = db.scalar(PARSE_TREE, &[query])?.ok_or_else(|| Error::Parse("DuckDB returned no parse tree".into()))?;
     let select = parse_select(&json)?;
     let mut q = bind(select, &SqlCatalog::new(db))?;
     let outputs = describe(db, query)?;
@@ -203,7 +203,10 @@ pub fn create(db: &dyn Sql, source: &dyn ChangeSource, name: &str, query: &str) 
         let sum_kinds: Vec<render::SumKind> = (0..q.aggregate_count())
             .map(|j| {
                 let sum = crate::ir::stored::agg_sum(j);
-                data_columns.iter().find(|c| c.name == sum).map_or(render::SumKind::Float, |c| render::SumKind::of(&c.ty))
+                data_columns
+                    .iter()
+                    .find(|c| c.name == sum)
+                    .map_or(render::SumKind::Float, |c| render::SumKind::of(&c.ty))
             })
             .collect();
         let view_sql = render::visible_view(&q, &data, &outputs, &sum_kinds);
@@ -213,7 +216,16 @@ pub fn create(db: &dyn Sql, source: &dyn ChangeSource, name: &str, query: &str) 
             let cols = serde_json::to_string(&render::column_list(&t.columns)).expect("serializable");
             db.execute_with(
                 SNAPSHOT_INSERT,
-                &[&at.catalog, &at.schema, &at.name, &t.table.catalog, &t.table.schema, &t.table.name, &t.state.name, &cols],
+                &[
+                    &at.catalog,
+                    &at.schema,
+                    &at.name,
+                    &t.table.catalog,
+                    &t.table.schema,
+                    &t.table.name,
+                    &t.state.name,
+                    &cols,
+                ],
             )?;
         }
         let leaves = serde_json::to_string(&q.leaves.iter().map(|l| (&l.alias, &l.table)).collect::<Vec<_>>())
@@ -243,7 +255,8 @@ struct Prepared {
 
 fn prepare(db: &dyn Sql, source: &dyn ChangeSource, name: &str, fk_pruning: Option<bool>) -> Result<Prepared> {
     let view = find_view(db, name)?;
-    let (q, _) = compile(db, &view.query).map_err(|e| Error::Stale { view: name.to_string(), detail: e.to_string() })?;
+    let (q, _) =
+        compile(db, &view.query).map_err(|e| Error::Stale { view: name.to_string(), detail: e.to_string() })?;
     if signature(&q) != view.signature {
         return Err(Error::Stale {
             view: name.to_string(),
@@ -352,17 +365,16 @@ fn apply_terms(db: &dyn Sql, p: &Prepared) -> Result<()> {
     }
     let rows = if run.len() > COMBINE_ABOVE {
         let with_delta = run.iter().fold(0, |m, t| m | t.mask);
-        let leaves: Vec<render::CombinedLeaf> = p
-            .q
-            .leaves
-            .iter()
-            .enumerate()
-            .map(|(i, l)| render::CombinedLeaf {
-                table: l.table.clone(),
-                delta: (with_delta & (1 << i) != 0).then(|| p.deltas[p.leaf_table[i]].clone()),
-                columns: render::column_list(&p.q.table_columns(&l.table)),
-            })
-            .collect();
+        let leaves: Vec<render::CombinedLeaf> =
+            p.q.leaves
+                .iter()
+                .enumerate()
+                .map(|(i, l)| render::CombinedLeaf {
+                    table: l.table.clone(),
+                    delta: (with_delta & (1 << i) != 0).then(|| p.deltas[p.leaf_table[i]].clone()),
+                    columns: render::column_list(&p.q.table_columns(&l.table)),
+                })
+                .collect();
         render::combined_terms(&p.q, &leaves, p.fk_bits)
     } else {
         render::union_all(&run.iter().map(|t| p.term_sql(*t)).collect::<Vec<_>>())
@@ -405,7 +417,12 @@ pub struct ExplainRow {
 
 /// The plan of the next refresh, without applying it: the capture runs in a transaction that
 /// is rolled back.
-pub fn explain(db: &dyn Sql, source: &dyn ChangeSource, name: &str, fk_pruning: Option<bool>) -> Result<Vec<ExplainRow>> {
+pub fn explain(
+    db: &dyn Sql,
+    source: &dyn ChangeSource,
+    name: &str,
+    fk_pruning: Option<bool>,
+) -> Result<Vec<ExplainRow>> {
     db.execute("BEGIN TRANSACTION")?;
     let outcome = prepare(db, source, name, fk_pruning).map(|p| {
         p.plan

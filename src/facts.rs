@@ -49,11 +49,11 @@ pub struct ProvenRelation {
 }
 
 fn equates(p: &Expr, a: (usize, &str), b: (usize, &str)) -> bool {
-    let is = |e: &Expr, (leaf, col): (usize, &str)| {
-        matches!(e, Expr::Bound { leaf: l, column: c } if *l == leaf && c.eq_ignore_ascii_case(col))
-    };
+    let is = |e: &Expr, (leaf, col): (usize, &str)| matches!(e, Expr::Bound { leaf: l, column: c } if *l == leaf && c.eq_ignore_ascii_case(col));
     match p {
-        Expr::Compare { op: CompareOp::Eq, left, right } => (is(left, a) && is(right, b)) || (is(left, b) && is(right, a)),
+        Expr::Compare { op: CompareOp::Eq, left, right } => {
+            (is(left, a) && is(right, b)) || (is(left, b) && is(right, a))
+        }
         _ => false,
     }
 }
@@ -72,10 +72,14 @@ pub fn proven_relations(q: &ViewQuery, fks: &[ForeignKey]) -> Vec<ProvenRelation
                 if ci == pi || child.table != fk.child || parent.table != fk.parent {
                     continue;
                 }
-                let all_joined = fk.child_columns.iter().zip(&fk.parent_columns).all(|(cc, pc)| {
-                    q.predicates.iter().any(|p| equates(p, (ci, cc), (pi, pc)))
-                });
-                if all_joined && !out.iter().any(|r: &ProvenRelation| r.child_leaf == ci && r.parent_leaf == pi && r.fk == *fk) {
+                let all_joined = fk
+                    .child_columns
+                    .iter()
+                    .zip(&fk.parent_columns)
+                    .all(|(cc, pc)| q.predicates.iter().any(|p| equates(p, (ci, cc), (pi, pc))));
+                if all_joined
+                    && !out.iter().any(|r: &ProvenRelation| r.child_leaf == ci && r.parent_leaf == pi && r.fk == *fk)
+                {
                     out.push(ProvenRelation { child_leaf: ci, parent_leaf: pi, fk: fk.clone() });
                 }
             }

@@ -20,8 +20,15 @@ pub fn catalog_foreign_keys(db: &dyn Sql, tables: &[TableId]) -> Result<Vec<Fore
     for r in rows {
         let child = TableId { catalog: text(&r[0]), schema: text(&r[1]), name: text(&r[2]) };
         let parent = TableId { catalog: child.catalog.clone(), schema: child.schema.clone(), name: text(&r[4]) };
-        let find = |id: &TableId| tables.iter().find(|t| t.catalog == id.catalog && t.schema == id.schema && t.name.eq_ignore_ascii_case(&id.name)).cloned();
-        let (Some(child), Some(parent)) = (find(&child), find(&parent)) else { continue };
+        let find = |id: &TableId| {
+            tables
+                .iter()
+                .find(|t| t.catalog == id.catalog && t.schema == id.schema && t.name.eq_ignore_ascii_case(&id.name))
+                .cloned()
+        };
+        let (Some(child), Some(parent)) = (find(&child), find(&parent)) else {
+            continue;
+        };
         out.push(ForeignKey {
             child,
             child_columns: json_list(&r[3]),

@@ -109,7 +109,9 @@ impl ViewQuery {
             .filter(|(l, _)| &l.table == table)
             .flat_map(|(_, cols)| cols.iter())
             .collect();
-        let Some(leaf) = self.leaves.iter().find(|l| &l.table == table) else { return vec![] };
+        let Some(leaf) = self.leaves.iter().find(|l| &l.table == table) else {
+            return vec![];
+        };
         leaf.columns.iter().filter(|c| used.contains(&&c.name)).cloned().collect()
     }
 }

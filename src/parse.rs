@@ -97,10 +97,15 @@ struct RawExpr {
     left: Option<Box<RawExpr>>,
     right: Option<Box<RawExpr>>,
     value: Option<RawValue>,
+    /// DuckDB 2.0 writes constants as literal text with a kind instead of a typed `value`.
+    literal: Option<RawLiteral>,
     case_checks: Vec<RawCaseCheck>,
     else_expr: Option<Box<RawExpr>>,
     child: Option<Box<RawExpr>>,
     cast_type: Option<RawType>,
+    /// DuckDB 2.0 names a cast's type as an expression: `type_name` and parameter `children`.
+    type_expr: Option<Box<RawExpr>>,
+    type_name: String,
     try_cast: bool,
     input: Option<Box<RawExpr>>,
     lower: Option<Box<RawExpr>>,
@@ -145,6 +150,13 @@ struct RawValue {
 
 #[derive(Deserialize, Default)]
 #[serde(default)]
+struct RawLiteral {
+    kind: String,
+    text: String,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
 struct RawType {
     id: String,
     type_info: Option<Value>,
@@ -156,8 +168,8 @@ fn unsupported<T>(what: impl Into<String>) -> Result<T> {
 
 /// Parses the JSON that `json_serialize_sql(query)` returned.
 pub fn parse_select(json: &str) -> Result<Select> {
-    let raw: RawParse = serde_json::from_str(json)
-        .map_err(|e| Error::Parse(format!("DuckDB's parse tree could not be read ({e})")))?;
+    let raw: RawParse =
+        serde_json::from_str(json).map_err(|e| Error::Parse(format!("DuckDB's parse tree could not be read ({e})")))?;
     if raw.error {
         return Err(Error::Parse(raw.error_message));
     }
@@ -298,7 +310,10 @@ fn expr(e: RawExpr) -> Result<Expr> {
             }
             Ok(Expr::Column(e.column_names))
         }
-        "CONSTANT" => constant(e.value.unwrap_or_default()).map(Expr::Constant),
+        "CONSTANT" => match e.literal {
+            Some(l) => literal(l).map(Expr::Constant),
+            None => constant(e.value.unwrap_or_default()).map(Expr::Constant),
+        },
         "STAR" => {
             if e.columns || e.expr.is_some() {
                 return unsupported("COLUMNS(...)");
@@ -391,7 +406,11 @@ fn expr(e: RawExpr) -> Result<Expr> {
             },
         }),
         "CAST" => {
-            let ty = type_name(e.cast_type.unwrap_or_default())?;
+            let ty = match (e.cast_type, e.type_expr) {
+                (Some(t), _) => type_name(t)?,
+                (None, Some(t)) => type_expression(*t)?,
+                (None, None) => return Err(Error::Parse("a CAST without a type".into())),
+            };
             Ok(Expr::Cast { expr: boxed(e.child, "CAST")?, ty, try_cast: e.try_cast })
         }
         "SUBQUERY" => unsupported("subqueries"),
@@ -432,6 +451,42 @@ fn type_name(t: RawType) -> Result<TypeName> {
     Ok(TypeName { id: t.id, decimal })
 }
 
+/// A DuckDB 2.0 type expression: a plain type name, or DECIMAL with width and scale.
+fn type_expression(t: RawExpr) -> Result<TypeName> {
+    let id = t.type_name.to_ascii_uppercase();
+    if id.is_empty()
+        || !id.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        || !t.catalog.is_empty()
+        || !t.schema.is_empty()
+    {
+        return unsupported(format!("casts to the type {}", t.type_name));
+    }
+    let params: Vec<Constant> = t
+        .children
+        .into_iter()
+        .map(|c| match expr(c)? {
+            Expr::Constant(k) => Ok(k),
+            _ => unsupported("casts to a type with computed parameters"),
+        })
+        .collect::<Result<_>>()?;
+    let int = |k: &Constant| match k {
+        Constant::Integer(n) => u8::try_from(*n).ok(),
+        _ => None,
+    };
+    match (id.as_str(), params.as_slice()) {
+        (_, []) => Ok(TypeName { id, decimal: None }),
+        ("DECIMAL" | "NUMERIC", [w]) => Ok(TypeName {
+            id: "DECIMAL".into(),
+            decimal: Some((int(w).ok_or_else(|| Error::Parse("DECIMAL width".into()))?, 0)),
+        }),
+        ("DECIMAL" | "NUMERIC", [w, s]) => {
+            let bad = || Error::Parse("DECIMAL width and scale".into());
+            Ok(TypeName { id: "DECIMAL".into(), decimal: Some((int(w).ok_or_else(bad)?, int(s).ok_or_else(bad)?)) })
+        }
+        _ => unsupported(format!("casts to the parameterized type {}", t.type_name)),
+    }
+}
+
 fn constant(v: RawValue) -> Result<Constant> {
     if v.is_null {
         return Ok(Constant::Null);
@@ -466,6 +521,29 @@ fn constant(v: RawValue) -> Result<Constant> {
         }
         "VARCHAR" => v.value.as_str().map(|s| Constant::Text(s.to_string())).ok_or_else(bad),
         other => unsupported(format!("literals of type {other}")),
+    }
+}
+
+/// A DuckDB 2.0 literal: its kind and its text as written.
+fn literal(l: RawLiteral) -> Result<Constant> {
+    let bad = || Error::Parse(format!("a {} literal '{}' that could not be read", l.kind, l.text));
+    match l.kind.as_str() {
+        "NULL_LITERAL" => Ok(Constant::Null),
+        "BOOLEAN" => match l.text.to_ascii_lowercase().as_str() {
+            "true" => Ok(Constant::Bool(true)),
+            "false" => Ok(Constant::Bool(false)),
+            _ => Err(bad()),
+        },
+        "STRING" => Ok(Constant::Text(l.text.clone())),
+        "INTEGER" => l.text.parse::<i128>().map(Constant::Integer).map_err(|_| bad()),
+        "NUMERIC" if l.text.contains(['e', 'E']) => l.text.parse::<f64>().map(Constant::Double).map_err(|_| bad()),
+        "NUMERIC" => {
+            let (whole, fraction) = l.text.split_once('.').unwrap_or((&l.text, ""));
+            let digits = format!("{whole}{fraction}").parse::<i128>().map_err(|_| bad())?;
+            let scale = u8::try_from(fraction.len()).map_err(|_| bad())?;
+            Ok(Constant::Decimal { digits, scale })
+        }
+        other => unsupported(format!("literals of kind {other}")),
     }
 }
 
@@ -519,8 +597,10 @@ mod tests {
         let err = |extra: &str| parse_select(&node(extra)).unwrap_err().to_string();
         assert!(err(r#""modifiers":[{"type":"DISTINCT_MODIFIER"}],"#).contains("DISTINCT"));
         assert!(err(r#""modifiers":[{"type":"ORDER_MODIFIER"}],"#).contains("ORDER BY"));
-        assert!(err(r#""having":{"class":"CONSTANT","type":"VALUE_CONSTANT","value":{"type":{"id":"BOOLEAN"},"value":true}},"#)
-            .contains("HAVING"));
+        assert!(err(
+            r#""having":{"class":"CONSTANT","type":"VALUE_CONSTANT","value":{"type":{"id":"BOOLEAN"},"value":true}},"#
+        )
+        .contains("HAVING"));
         let set_op = r#"{"error":false,"statements":[{"node":{"type":"SET_OPERATION_NODE"}}]}"#;
         assert!(parse_select(set_op).unwrap_err().to_string().contains("set operations"));
     }
@@ -537,6 +617,18 @@ mod tests {
             expr(e).unwrap(),
             Expr::Function { name: "sum".into(), args: vec![col(&["f", "amount"])], is_operator: false }
         );
+    }
+
+    #[test]
+    fn reads_duckdb2_literals() {
+        let l = |kind: &str, text: &str| literal(RawLiteral { kind: kind.into(), text: text.into() });
+        assert_eq!(l("INTEGER", "-3").unwrap(), Constant::Integer(-3));
+        assert_eq!(l("NUMERIC", "2.50").unwrap(), Constant::Decimal { digits: 250, scale: 2 });
+        assert_eq!(l("NUMERIC", "2.5e3").unwrap(), Constant::Double(2500.0));
+        assert_eq!(l("STRING", "it's").unwrap(), Constant::Text("it's".into()));
+        assert_eq!(l("BOOLEAN", "true").unwrap(), Constant::Bool(true));
+        assert_eq!(l("NULL_LITERAL", "").unwrap(), Constant::Null);
+        assert!(l("BLOB", "x").is_err());
     }
 
     #[test]

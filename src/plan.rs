@@ -124,10 +124,7 @@ mod tests {
     fn three_leaf_table() {
         // F ⋈ D1 ⋈ D2: singletons +1, pairs -1, the triple +1.
         let signs: Vec<(Mask, i32)> = all_terms(3).iter().map(|t| (t.mask, t.sign)).collect();
-        assert_eq!(
-            signs,
-            vec![(0b001, 1), (0b010, 1), (0b011, -1), (0b100, 1), (0b101, -1), (0b110, -1), (0b111, 1)]
-        );
+        assert_eq!(signs, vec![(0b001, 1), (0b010, 1), (0b011, -1), (0b100, 1), (0b101, -1), (0b110, -1), (0b111, 1)]);
         assert_eq!(all_terms(5).len(), 31);
         assert_eq!(all_terms(16).len(), 65535);
     }
@@ -165,7 +162,10 @@ mod tests {
         assert_eq!(empty, 0b100);
         let plan = plan_terms(3, empty, 0b010);
         let status: Vec<&str> = plan.iter().map(|(_, s)| s.as_str()).collect();
-        assert_eq!(status, vec!["run", "fk_pruned", "fk_pruned", "empty_skipped", "empty_skipped", "empty_skipped", "empty_skipped"]);
+        assert_eq!(
+            status,
+            vec!["run", "fk_pruned", "fk_pruned", "empty_skipped", "empty_skipped", "empty_skipped", "empty_skipped"]
+        );
         let c = count_terms(&plan);
         assert_eq!((c.total, c.run, c.fk_pruned, c.empty_skipped), (7, 1, 2, 4));
         assert_eq!(leaves_of(0b101).collect::<Vec<_>>(), vec![0, 2]);

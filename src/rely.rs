@@ -15,10 +15,10 @@
 
 use crate::ast::TableName;
 use crate::bind::RelationKind;
+use crate::catalog::table_name;
 use crate::catalog::SqlCatalog;
 use crate::db::{int, text, Sql};
 use crate::error::{Error, Result};
-use crate::catalog::table_name;
 use crate::execute::{ensure_metadata, in_transaction};
 use crate::facts::{FactSource, ForeignKey};
 use crate::ir::{ColumnDef, TableId};
@@ -47,9 +47,8 @@ pub struct Declared {
 pub fn parse_columns(arg: &str) -> Result<Vec<String>> {
     let trimmed = arg.trim();
     let cols: Vec<String> = if trimmed.starts_with('[') {
-        serde_json::from_str::<Vec<String>>(trimmed).map_err(|_| {
-            Error::InvalidArgument(format!("column list {arg} is not a JSON array of strings"))
-        })?
+        serde_json::from_str::<Vec<String>>(trimmed)
+            .map_err(|_| Error::InvalidArgument(format!("column list {arg} is not a JSON array of strings")))?
     } else {
         let mut out = Vec::new();
         let mut cur = String::new();
@@ -102,7 +101,9 @@ fn resolve_table(db: &dyn Sql, arg: &str) -> Result<(TableId, Vec<ColumnDef>)> {
             let cols = cat.columns(&id)?;
             Ok((id, cols))
         }
-        Some(_) => Err(Error::InvalidArgument(format!("'{arg}' is a view; RELY foreign keys are declared between tables"))),
+        Some(_) => {
+            Err(Error::InvalidArgument(format!("'{arg}' is a view; RELY foreign keys are declared between tables")))
+        }
         None => Err(Error::Bind(format!("table '{arg}' does not exist"))),
     }
 }
@@ -137,8 +138,12 @@ fn current_token(db: &dyn Sql, t: &TableId, columns: &[ColumnDef], keys: &[Strin
     let comments = column_comments(db, t)?;
     let mut token: Option<String> = None;
     for key in keys {
-        let Some((_, comment)) = comments.iter().find(|(c, _)| c == key) else { return Ok(None) };
-        let (Some(found), _) = split_comment(comment) else { return Ok(None) };
+        let Some((_, comment)) = comments.iter().find(|(c, _)| c == key) else {
+            return Ok(None);
+        };
+        let (Some(found), _) = split_comment(comment) else {
+            return Ok(None);
+        };
         if token.as_ref().is_some_and(|t| t != &found) {
             return Ok(None);
         }
@@ -214,8 +219,14 @@ pub fn declare(db: &dyn Sql, child: &str, child_cols: &str, parent: &str, parent
         ensure_metadata(db)?;
         let (ccj, pcj) = (serde_json::to_string(&cc).expect("json"), serde_json::to_string(&pc).expect("json"));
         let key = [
-            child_id.catalog.as_str(), &child_id.schema, &child_id.name, &ccj,
-            &parent_id.catalog, &parent_id.schema, &parent_id.name, &pcj,
+            child_id.catalog.as_str(),
+            &child_id.schema,
+            &child_id.name,
+            &ccj,
+            &parent_id.catalog,
+            &parent_id.schema,
+            &parent_id.name,
+            &pcj,
         ];
         db.execute_with(DELETE, &key)?;
         let mut row: Vec<&str> = key.to_vec();

@@ -124,8 +124,12 @@ pub fn expr(e: &Expr, aliases: &[String]) -> String {
             }
         }
         Expr::Function { name, args, .. } if name == "count_star" && args.is_empty() => "count(*)".into(),
-        Expr::Function { name, args, .. } => format!("{}({})", function_name(name), list(args, ", ", r)),
-        Expr::Compare { op, left, right } => format!("({} {} {})", r(left), compare_op(*op), r(right)),
+        Expr::Function { name, args, .. } => {
+            format!("{}({})", function_name(name), list(args, ", ", r))
+        }
+        Expr::Compare { op, left, right } => {
+            format!("({} {} {})", r(left), compare_op(*op), r(right))
+        }
         Expr::And(v) if v.is_empty() => "TRUE".into(),
         Expr::And(v) => format!("({})", list(v, " AND ", r)),
         Expr::Or(v) if v.is_empty() => "FALSE".into(),
@@ -137,7 +141,9 @@ pub fn expr(e: &Expr, aliases: &[String]) -> String {
         Expr::InList { expr: x, list: l, negated } => {
             format!("({} {}IN ({}))", r(x), if *negated { "NOT " } else { "" }, list(l, ", ", r))
         }
-        Expr::Between { expr: x, low, high } => format!("({} BETWEEN {} AND {})", r(x), r(low), r(high)),
+        Expr::Between { expr: x, low, high } => {
+            format!("({} BETWEEN {} AND {})", r(x), r(low), r(high))
+        }
         Expr::Coalesce(v) => format!("COALESCE({})", list(v, ", ", r)),
         Expr::Case { checks, otherwise } => format!(
             "CASE {} ELSE {} END",
@@ -237,7 +243,8 @@ pub fn term_select(q: &ViewQuery, term: Term, sources: &[Source]) -> String {
         Source::Current(t) => format!("{} AS {}", table(t), ident(a)),
         Source::Delta(d) => format!("{} AS {}", d.sql(), ident(a)),
     });
-    let mut cols: Vec<String> = payload(q).iter().map(|(e, n)| format!("{} AS {}", expr(e, &aliases), ident(n))).collect();
+    let mut cols: Vec<String> =
+        payload(q).iter().map(|(e, n)| format!("{} AS {}", expr(e, &aliases), ident(n))).collect();
     cols.push(format!("({}) AS {}", weight.join(" * "), ident(WEIGHT)));
     format!("SELECT {} FROM {} WHERE {}", cols.join(", "), from, conjunction(&q.predicates, &aliases))
 }
@@ -284,7 +291,8 @@ pub fn combined_terms(q: &ViewQuery, leaves: &[CombinedLeaf], fk_skip: Mask) -> 
         }
     }
     let mask = format!("({})", mask_terms.join(" + "));
-    let mut cols: Vec<String> = payload(q).iter().map(|(e, n)| format!("{} AS {}", expr(e, &aliases), ident(n))).collect();
+    let mut cols: Vec<String> =
+        payload(q).iter().map(|(e, n)| format!("{} AS {}", expr(e, &aliases), ident(n))).collect();
     cols.push(format!("(-1 * {}) AS {}", factors.join(" * "), ident(WEIGHT)));
     format!(
         "SELECT {} FROM {} WHERE {} AND {mask} <> 0 AND ({mask} & {fk_skip}) = 0",
@@ -313,7 +321,10 @@ pub fn aggregate_weighted(q: &ViewQuery, rows_sql: &str) -> String {
     if let Shape::Grouped { aggregates, .. } = &q.shape {
         for (j, a) in aggregates.iter().enumerate() {
             let v = ident(&value_col(j));
-            let nonnull = format!("COALESCE(SUM(CASE WHEN {v} IS NOT NULL THEN {w} ELSE 0 END), 0) AS {}", ident(&stored::agg_nonnull(j)));
+            let nonnull = format!(
+                "COALESCE(SUM(CASE WHEN {v} IS NOT NULL THEN {w} ELSE 0 END), 0) AS {}",
+                ident(&stored::agg_nonnull(j))
+            );
             let sum = format!("SUM({v} * {w}) AS {}", ident(&stored::agg_sum(j)));
             match a.func {
                 AggFunc::CountStar => {}
@@ -384,11 +395,8 @@ pub fn counted_merge(m: &CountedMerge) -> String {
     let mut insert_vals: Vec<String> = m.keys.iter().map(|k| format!("{d}.{}", ident(k))).collect();
     insert_vals.push(format!("{d}.{sc}"));
     insert_vals.extend(m.summed.iter().map(|c| format!("{d}.{}", ident(c))));
-    let delete = if m.delete_at_zero {
-        format!("WHEN MATCHED AND {t}.{tc} + {d}.{sc} = 0 THEN DELETE ")
-    } else {
-        String::new()
-    };
+    let delete =
+        if m.delete_at_zero { format!("WHEN MATCHED AND {t}.{tc} + {d}.{sc} = 0 THEN DELETE ") } else { String::new() };
     format!(
         "MERGE INTO {target} AS {t} USING ({source}) AS {d} ON {on} {delete}WHEN MATCHED THEN UPDATE SET {set} \
          WHEN NOT MATCHED AND {d}.{sc} > 0 THEN INSERT ({ic}) VALUES ({iv})",
@@ -553,7 +561,11 @@ fn with_comma(cols: &[String]) -> String {
 
 /// The first snapshot of a base table: each distinct row of the read columns with its count.
 pub fn snapshot_fill(base: &TableId, cols: &[ColumnDef]) -> String {
-    format!("SELECT {}COUNT(*) AS openivm_count FROM {} GROUP BY ALL", with_comma(&capture_keys(cols, true)), table(base))
+    format!(
+        "SELECT {}COUNT(*) AS openivm_count FROM {} GROUP BY ALL",
+        with_comma(&capture_keys(cols, true)),
+        table(base)
+    )
 }
 
 /// The net change of a base table against its snapshot: rows with a non-zero signed count.
@@ -659,8 +671,8 @@ pub fn union_all(selects: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bind::tests::{star_select, TestCatalog};
     use crate::bind::bind;
+    use crate::bind::tests::{star_select, TestCatalog};
 
     #[test]
     fn quotes_identifiers_and_literals() {
@@ -684,7 +696,11 @@ mod tests {
             (Expr::IsNull { expr: c(), negated: false }, r#"("t"."x" IS NULL)"#),
             (Expr::Not(Box::new(Expr::Or(vec![*c(), *k(0)]))), r#"(NOT ("t"."x" OR 0))"#),
             (
-                Expr::Function { name: "~~".into(), args: vec![*c(), Expr::Constant(Constant::Text("a%".into()))], is_operator: true },
+                Expr::Function {
+                    name: "~~".into(),
+                    args: vec![*c(), Expr::Constant(Constant::Text("a%".into()))],
+                    is_operator: true,
+                },
                 r#"("t"."x" LIKE 'a%')"#,
             ),
             (Expr::Function { name: "+".into(), args: vec![*c(), *k(1)], is_operator: true }, r#"("t"."x" + 1)"#),
@@ -694,7 +710,11 @@ mod tests {
                 r#"CASE WHEN "t"."x" THEN 1 ELSE NULL END"#,
             ),
             (
-                Expr::Cast { expr: c(), ty: TypeName { id: "DECIMAL".into(), decimal: Some((10, 2)) }, try_cast: false },
+                Expr::Cast {
+                    expr: c(),
+                    ty: TypeName { id: "DECIMAL".into(), decimal: Some((10, 2)) },
+                    try_cast: false,
+                },
                 r#"CAST("t"."x" AS DECIMAL(10,2))"#,
             ),
             (Expr::Coalesce(vec![*c(), *k(0)]), r#"COALESCE("t"."x", 0)"#),
@@ -790,7 +810,10 @@ mod tests {
             summed: &["s".into()],
             delete_at_zero: true,
         });
-        assert!(sql.contains("\"openivm_t\".\"k\" IS NOT DISTINCT FROM \"openivm_d\".\"k\"") || sql.contains("openivm_t.\"k\" IS NOT DISTINCT FROM openivm_d.\"k\""));
+        assert!(
+            sql.contains("\"openivm_t\".\"k\" IS NOT DISTINCT FROM \"openivm_d\".\"k\"")
+                || sql.contains("openivm_t.\"k\" IS NOT DISTINCT FROM openivm_d.\"k\"")
+        );
         assert!(sql.contains("THEN DELETE"));
         assert!(sql.contains("WHEN NOT MATCHED AND openivm_d.\"openivm_count\" > 0"));
     }

@@ -51,7 +51,8 @@ impl Connection {
                     return Err(Error::Sql { message, sql: sql.to_string() });
                 }
                 for (i, p) in params.iter().enumerate() {
-                    let v = CString::new(*p).map_err(|_| Error::InvalidArgument("a name contains a NUL byte".into()))?;
+                    let v =
+                        CString::new(*p).map_err(|_| Error::InvalidArgument("a name contains a NUL byte".into()))?;
                     ffi::duckdb_bind_varchar(stmt, (i + 1) as u64, v.as_ptr());
                 }
                 let state = ffi::duckdb_execute_prepared(stmt, &mut result);
@@ -94,7 +95,11 @@ impl Sql for Connection {
         let started = std::time::Instant::now();
         let outcome = self.run(sql, params);
         let line: String = sql.split_whitespace().collect::<Vec<_>>().join(" ");
-        eprintln!("openivm {:8.2} ms  {}", started.elapsed().as_secs_f64() * 1000.0, line.chars().take(160).collect::<String>());
+        eprintln!(
+            "openivm {:8.2} ms  {}",
+            started.elapsed().as_secs_f64() * 1000.0,
+            line.chars().take(160).collect::<String>()
+        );
         outcome
     }
 }

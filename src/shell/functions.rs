@@ -93,7 +93,13 @@ pub static SPECS: &[Spec] = &[
         columns: &[("view_name", T::Varchar), ("rows", T::BigInt)],
         run: create,
     },
-    Spec { name: "refresh", params: &["view_name"], named_flags: &["fk_pruning"], columns: REFRESH_COLUMNS, run: refresh },
+    Spec {
+        name: "refresh",
+        params: &["view_name"],
+        named_flags: &["fk_pruning"],
+        columns: REFRESH_COLUMNS,
+        run: refresh,
+    },
     Spec {
         name: "openivm_refresh",
         params: &["view_name"],

@@ -64,7 +64,9 @@ impl Instance {
         let weak: Weak<Instance> = Arc::downgrade(self);
         let spawned = thread::Builder::new().name("openivm-watchdog".into()).spawn(move || loop {
             thread::sleep(WATCH_INTERVAL);
-            let Some(instance) = weak.upgrade() else { return };
+            let Some(instance) = weak.upgrade() else {
+                return;
+            };
             if instance.release_if_alone() {
                 return;
             }
@@ -75,7 +77,9 @@ impl Instance {
 
     /// Returns true once the connection has been released (or is gone).
     fn release_if_alone(&self) -> bool {
-        let Ok(mut guard) = self.conn.try_lock() else { return false };
+        let Ok(mut guard) = self.conn.try_lock() else {
+            return false;
+        };
         let alone = match guard.as_ref() {
             None => return true,
             Some(conn) => match conn.query(CONNECTION_COUNT) {
