@@ -15,7 +15,7 @@ SEED         ?= 42
 BATCHES      ?= 500
 
 .PHONY: all release debug venv venv2 demo test test-unit test-sql test-python test-differential \
-        test-compat bench clean
+        test-compat test-sql-duckdb2 bench clean
 
 all: release
 
@@ -64,6 +64,10 @@ test-python: release
 
 test-differential: release
 	$(VENV_PY) test/differential/differential.py --extension $(EXTENSION) --seed $(SEED) --batches $(BATCHES)
+
+# The sqllogictest suite on DuckDB 2.0 (informational: a few records assert 1.5.5's own behaviour).
+test-sql-duckdb2: release venv2
+	$(VENV2)/bin/python test/runner/sqllogictest.py --extension $(EXTENSION)
 
 test-compat: release venv2
 	$(VENV2)/bin/python test/python/compat_check.py $(EXTENSION)
