@@ -519,6 +519,29 @@ pub mod tests {
     }
 
     #[test]
+    fn group_by_position_alias_and_expression_keys() {
+        let cat = TestCatalog::star();
+        let upper = func("upper", vec![col("p", "name")]);
+        for key in [
+            Expr::Constant(Constant::Integer(1)),
+            Expr::Column(vec!["n".into()]),
+            func("upper", vec![col("p", "name")]),
+        ] {
+            let mut s = star_select();
+            s.items[0] = SelectItem { expr: upper.clone(), alias: Some("n".into()) };
+            s.group_by = vec![key];
+            let q = bind(s, &cat).unwrap();
+            let Shape::Grouped { keys, outputs, .. } = q.shape else { panic!() };
+            assert_eq!(keys.len(), 1);
+            assert!(matches!(&keys[0], Expr::Function { name, .. } if name == "upper"));
+            assert_eq!(outputs[0], Expr::column("openivm_g0"));
+        }
+        let mut s = star_select();
+        s.group_by = vec![Expr::Constant(Constant::Integer(2))];
+        assert!(bind(s, &cat).unwrap_err().to_string().contains("aggregate"));
+    }
+
+    #[test]
     fn using_and_star() {
         let cat = TestCatalog::star();
         let s = Select {

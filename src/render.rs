@@ -718,6 +718,28 @@ mod tests {
                 r#"CAST("t"."x" AS DECIMAL(10,2))"#,
             ),
             (Expr::Coalesce(vec![*c(), *k(0)]), r#"COALESCE("t"."x", 0)"#),
+            (Expr::Compare { op: CompareOp::DistinctFrom, left: c(), right: k(1) }, r#"("t"."x" IS DISTINCT FROM 1)"#),
+            (Expr::IsNull { expr: c(), negated: true }, r#"("t"."x" IS NOT NULL)"#),
+            (Expr::And(vec![*c(), *k(1)]), r#"("t"."x" AND 1)"#),
+            (
+                Expr::Function {
+                    name: "!~~*".into(),
+                    args: vec![*c(), Expr::Constant(Constant::Text("A%".into()))],
+                    is_operator: true,
+                },
+                r#"("t"."x" NOT ILIKE 'A%')"#,
+            ),
+            (Expr::Function { name: "-".into(), args: vec![*c()], is_operator: true }, r#"(- "t"."x")"#),
+            (
+                Expr::Cast { expr: c(), ty: TypeName { id: "INTEGER".into(), decimal: None }, try_cast: true },
+                r#"TRY_CAST("t"."x" AS INTEGER)"#,
+            ),
+            (Expr::Function { name: "count_star".into(), args: vec![], is_operator: false }, "count(*)"),
+            (Expr::Function { name: "My Func".into(), args: vec![*c()], is_operator: false }, r#""My Func"("t"."x")"#),
+            (Expr::Constant(Constant::Bool(false)), "FALSE"),
+            (Expr::Constant(Constant::Null), "NULL"),
+            (Expr::Constant(Constant::Double(-0.5)), "(-5e-1)"),
+            (Expr::Column(vec!["openivm_g0".into()]), r#""openivm_g0""#),
         ];
         for (e, want) in cases {
             assert_eq!(expr(&e, &a), want);
