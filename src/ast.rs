@@ -160,6 +160,7 @@ impl Expr {
         fn all<E>(v: Vec<Expr>, f: &mut impl FnMut(Expr) -> Result<Expr, E>) -> Result<Vec<Expr>, E> {
             v.into_iter().map(f).collect()
         }
+        #[allow(clippy::boxed_local)] // takes the child's box apart to rebuild it
         fn one<E>(e: Box<Expr>, f: &mut impl FnMut(Expr) -> Result<Expr, E>) -> Result<Box<Expr>, E> {
             f(*e).map(Box::new)
         }

@@ -192,13 +192,13 @@ fn select_node(node: RawNode) -> Result<Select> {
     if !node.cte_map.map.is_empty() {
         return unsupported("common table expressions (WITH)");
     }
-    for m in &node.modifiers {
-        match m.kind.as_str() {
-            "DISTINCT_MODIFIER" => return unsupported("DISTINCT"),
-            "ORDER_MODIFIER" => return unsupported("ORDER BY"),
-            "LIMIT_MODIFIER" | "LIMIT_PERCENT_MODIFIER" => return unsupported("LIMIT/OFFSET"),
-            other => return unsupported(format!("query modifier {other}")),
-        }
+    if let Some(m) = node.modifiers.first() {
+        return match m.kind.as_str() {
+            "DISTINCT_MODIFIER" => unsupported("DISTINCT"),
+            "ORDER_MODIFIER" => unsupported("ORDER BY"),
+            "LIMIT_MODIFIER" | "LIMIT_PERCENT_MODIFIER" => unsupported("LIMIT/OFFSET"),
+            other => unsupported(format!("query modifier {other}")),
+        };
     }
     if node.having.is_some() {
         return unsupported("HAVING");

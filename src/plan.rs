@@ -31,7 +31,7 @@ pub fn mobius_sign(mask: Mask) -> i32 {
 
 /// All 2^n - 1 terms of an n-leaf join, in increasing mask order.
 pub fn all_terms(n: usize) -> Vec<Term> {
-    assert!(n >= 1 && n <= 16, "joins have 1 to 16 leaves");
+    assert!((1..=16).contains(&n), "joins have 1 to 16 leaves");
     (1..(1u32 << n)).map(|mask| Term { mask, sign: mobius_sign(mask) }).collect()
 }
 

@@ -10,6 +10,7 @@
 //! - the table's column signature (names and types in order), recorded with the token in
 //!   `main.openivm_source_generations` of the table's own database: ADD, DROP, RENAME and
 //!   retyping of any column change it.
+//!
 //! A declaration authorizes pruning only while every declared column of both tables still
 //! carries its token and the token's signature is the tables' current one.
 

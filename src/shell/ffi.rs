@@ -22,11 +22,13 @@ pub struct Connection {
 unsafe impl Send for Connection {}
 
 impl Connection {
-    /// Opens a new connection to `db`. Only valid while DuckDB lends the database handle (the
-    /// extension entrypoint).
-    pub fn connect(db: ffi::duckdb_database) -> Result<Connection> {
+    /// Opens a new connection to `db`.
+    ///
+    /// # Safety
+    /// `db` must be the live database handle DuckDB lends during LOAD (the entrypoint).
+    pub unsafe fn connect(db: ffi::duckdb_database) -> Result<Connection> {
         let mut raw: ffi::duckdb_connection = ptr::null_mut();
-        let state = unsafe { ffi::duckdb_connect(db, &mut raw) };
+        let state = ffi::duckdb_connect(db, &mut raw);
         if state != ffi::duckdb_state_DuckDBSuccess || raw.is_null() {
             return Err(Error::Internal("could not open a connection to the database".into()));
         }

@@ -114,7 +114,10 @@ fn c_string(s: &str) -> CString {
 }
 
 /// Registers `spec` on `conn` with `instance` as the state its callbacks see.
-pub fn register(conn: ffi::duckdb_connection, spec: &'static Spec, instance: Arc<Instance>) -> Result<()> {
+///
+/// # Safety
+/// `conn` must be a live connection of the database the functions are registered in.
+pub unsafe fn register(conn: ffi::duckdb_connection, spec: &'static Spec, instance: Arc<Instance>) -> Result<()> {
     unsafe {
         let mut f = ffi::duckdb_create_table_function();
         let name = c_string(spec.name);
