@@ -67,13 +67,17 @@ impl ChangeSource for SnapshotSource {
     fn capture(&self, db: &dyn Sql, t: &Tracked, delta: &Qualified) -> Result<DeltaStats> {
         let net = net_name(delta);
         db.execute(&render::create_temp_table_as(&net, &render::net_change(&t.table, &t.state, &t.columns)))?;
-        db.execute(&render::create_temp_table_as(delta, &render::expand_delta(&net, &t.columns)))?;
-        let rows = db.query(&render::delta_stats(delta))?;
+        let rows = db.query(&render::net_stats(&net))?;
         let row = rows.first().cloned().unwrap_or_default();
-        Ok(DeltaStats {
+        let stats = DeltaStats {
             rows: int(row.first().unwrap_or(&None)) as u64,
             deletes: int(row.get(1).unwrap_or(&None)) as u64,
-        })
+        };
+        // An empty delta is never read: every term over it is skipped.
+        if stats.rows > 0 {
+            db.execute(&render::create_temp_table_as(delta, &render::expand_delta(&net, &t.columns)))?;
+        }
+        Ok(stats)
     }
 
     fn advance(&self, db: &dyn Sql, t: &Tracked, delta: &Qualified, stats: &DeltaStats) -> Result<()> {

@@ -590,12 +590,12 @@ pub fn expand_delta(net: &Qualified, cols: &[ColumnDef]) -> String {
     )
 }
 
-/// Row count and delete count of a delta table.
-pub fn delta_stats(delta: &Qualified) -> String {
+/// Rows and deleted rows of the delta a net change expands to (each row of the net change
+/// stands for |openivm_n| delta rows).
+pub fn net_stats(net: &Qualified) -> String {
     format!(
-        "SELECT count(*)::BIGINT, count(*) FILTER (WHERE {m} < 0)::BIGINT FROM {d}",
-        m = ident(MULTIPLICITY),
-        d = delta.sql()
+        "SELECT COALESCE(SUM(abs(openivm_n)), 0)::BIGINT, COALESCE(SUM(-openivm_n) FILTER (WHERE openivm_n < 0), 0)::BIGINT FROM {}",
+        net.sql()
     )
 }
 
