@@ -195,11 +195,7 @@ pub fn create(db: &dyn Sql, source: &dyn ChangeSource, name: &str, query: &str) 
         }
         let data = at.sibling(format!("openivm_data_{}", at.name));
         db.execute(&render::create_table_as(&data, &render::aggregate_weighted(&q, &render::full_select(&q))))?;
-        let data_columns = SqlCatalog::new(db).columns(&TableId {
-            catalog: data.catalog.clone(),
-            schema: data.schema.clone(),
-            name: data.name.clone(),
-        })?;
+        let data_columns = SqlCatalog::new(db).columns(&data.table_id())?;
         let sum_kinds: Vec<render::SumKind> = (0..q.aggregate_count())
             .map(|j| {
                 let sum = crate::ir::stored::agg_sum(j);
@@ -210,7 +206,7 @@ pub fn create(db: &dyn Sql, source: &dyn ChangeSource, name: &str, query: &str) 
             })
             .collect();
         let view_sql = render::visible_view(&q, &data, &outputs, &sum_kinds);
-        db.execute(&format!("CREATE VIEW {} AS {}", at.sql(), view_sql))?;
+        db.execute(&render::create_view(&at, &view_sql))?;
         for t in tracked(&q, &at) {
             source.start(db, &t)?;
             let cols = serde_json::to_string(&render::column_list(&t.columns)).expect("serializable");
@@ -234,7 +230,7 @@ pub fn create(db: &dyn Sql, source: &dyn ChangeSource, name: &str, query: &str) 
             VIEW_INSERT,
             &[&at.name, &at.catalog, &at.schema, query, &leaves, q.kind(), &data.name, &signature(&q)],
         )?;
-        let rows = int(&db.scalar(&format!("SELECT count(*)::BIGINT FROM {}", at.sql()), &[])?);
+        let rows = int(&db.scalar(&render::count_rows(&at), &[])?);
         Ok(Created { view: at.name.clone(), rows })
     })
 }
@@ -446,7 +442,7 @@ pub fn drop_view(db: &dyn Sql, source: &dyn ChangeSource, name: &str) -> Result<
     in_transaction(db, || {
         let view = find_view(db, name)?;
         let at = &view.at;
-        db.execute(&format!("DROP VIEW IF EXISTS {}", at.sql()))?;
+        db.execute(&render::drop_view(at))?;
         db.execute(&render::drop_table(&view.data))?;
         for r in db.query_with(SNAPSHOTS_OF_VIEW, &[&at.catalog, &at.schema, &at.name])? {
             let t = Tracked {

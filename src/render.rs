@@ -37,6 +37,9 @@ impl Qualified {
     pub fn temp(name: String) -> Qualified {
         Qualified { catalog: "temp".into(), schema: "main".into(), name }
     }
+    pub fn table_id(&self) -> TableId {
+        TableId { catalog: self.catalog.clone(), schema: self.schema.clone(), name: self.name.clone() }
+    }
 }
 
 fn list<T>(items: impl IntoIterator<Item = T>, sep: &str, f: impl FnMut(T) -> String) -> String {
@@ -616,6 +619,18 @@ pub fn advance_snapshot(snapshot: &Qualified, net: &Qualified, cols: &[ColumnDef
 /// already checked to be exactly one statement by the parser).
 pub fn describe(query: &str) -> String {
     format!("DESCRIBE {query}")
+}
+
+pub fn create_view(name: &Qualified, select: &str) -> String {
+    format!("CREATE VIEW {} AS {}", name.sql(), select)
+}
+
+pub fn drop_view(name: &Qualified) -> String {
+    format!("DROP VIEW IF EXISTS {}", name.sql())
+}
+
+pub fn count_rows(name: &Qualified) -> String {
+    format!("SELECT count(*)::BIGINT FROM {}", name.sql())
 }
 
 pub fn create_table_as(name: &Qualified, select: &str) -> String {
