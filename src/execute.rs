@@ -183,6 +183,13 @@ pub fn create(db: &dyn Sql, source: &dyn ChangeSource, name: &str, query: &str) 
         if taken.is_some() {
             return Err(Error::NameTaken(name.to_string()));
         }
+        if !db.query_with(VIEW_FIND, &[&at.catalog, &at.schema, &at.name])?.is_empty() {
+            return Err(Error::InvalidArgument(format!(
+                "a maintained view named '{}' is still registered although its DuckDB view was dropped; \
+                 run openivm_drop('{}') first",
+                at.name, at.name
+            )));
+        }
         // DuckDB's own binder has the last word on the query and names its columns.
         let (q, outputs) = compile(db, query)?;
         for (i, o) in outputs.iter().enumerate() {
