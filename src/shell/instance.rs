@@ -21,7 +21,7 @@ use crate::shell::ffi::Connection;
 const CONNECTION_COUNT: &str = include_str!("../../sql/shell/connection_count.sql");
 
 /// How often the watchdog looks for the database's other connections.
-const WATCH_INTERVAL: Duration = Duration::from_millis(50);
+const WATCH_INTERVAL: Duration = Duration::from_millis(100);
 
 pub struct Instance {
     conn: Mutex<Option<Connection>>,
