@@ -41,3 +41,8 @@ pub fn int(cell: &Option<String>) -> i64 {
 pub fn text(cell: &Option<String>) -> String {
     cell.clone().unwrap_or_default()
 }
+
+/// Reads a cell holding a JSON array of strings (column lists in metadata); anything else is empty.
+pub fn json_list(cell: &Option<String>) -> Vec<String> {
+    serde_json::from_str(&text(cell)).unwrap_or_default()
+}

@@ -2,16 +2,12 @@
 //! declarations. Both are read fresh at every refresh: the catalog query is cheap, so there is
 //! no reason to gate pruning on how many inputs changed.
 
-use crate::db::{text, Sql};
+use crate::db::{json_list, text, Sql};
 use crate::error::Result;
 use crate::facts::{FactSource, ForeignKey};
 use crate::ir::TableId;
 
 const CATALOG_FOREIGN_KEYS: &str = include_str!("../sql/facts/catalog_foreign_keys.sql");
-
-fn json_list(cell: &Option<String>) -> Vec<String> {
-    serde_json::from_str(&text(cell)).unwrap_or_default()
-}
 
 /// The FOREIGN KEY constraints of the catalog between tables in `tables`.
 pub fn catalog_foreign_keys(db: &dyn Sql, tables: &[TableId]) -> Result<Vec<ForeignKey>> {

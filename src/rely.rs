@@ -18,7 +18,7 @@ use crate::ast::TableName;
 use crate::bind::RelationKind;
 use crate::catalog::table_name;
 use crate::catalog::SqlCatalog;
-use crate::db::{int, text, Sql};
+use crate::db::{int, json_list, text, Sql};
 use crate::error::{Error, Result};
 use crate::execute::{ensure_metadata, in_transaction};
 use crate::facts::{FactSource, ForeignKey};
@@ -134,9 +134,14 @@ fn token_matches_columns(db: &dyn Sql, t: &TableId, columns: &[ColumnDef], token
     Ok(rows.iter().any(|r| text(&r[0]) == signature(columns)))
 }
 
-/// The token that every one of `keys` carries, if they agree and it is live.
-fn current_token(db: &dyn Sql, t: &TableId, columns: &[ColumnDef], keys: &[String]) -> Result<Option<String>> {
-    let comments = column_comments(db, t)?;
+/// The token that every one of `keys` carries in `comments`, if they agree and it is live.
+fn current_token(
+    db: &dyn Sql,
+    t: &TableId,
+    columns: &[ColumnDef],
+    comments: &[(String, String)],
+    keys: &[String],
+) -> Result<Option<String>> {
     let mut token: Option<String> = None;
     for key in keys {
         let Some((_, comment)) = comments.iter().find(|(c, _)| c == key) else {
@@ -160,10 +165,10 @@ fn current_token(db: &dyn Sql, t: &TableId, columns: &[ColumnDef], keys: &[Strin
 /// columns: a live token the table already carries on some column, or a new one recorded in its
 /// database's generations table.
 fn ensure_token(db: &dyn Sql, t: &TableId, columns: &[ColumnDef], keys: &[String]) -> Result<String> {
-    if let Some(token) = current_token(db, t, columns, keys)? {
+    let comments = column_comments(db, t)?;
+    if let Some(token) = current_token(db, t, columns, &comments, keys)? {
         return Ok(token);
     }
-    let comments = column_comments(db, t)?;
     let mut live = None;
     for (_, comment) in &comments {
         if let (Some(tok), _) = split_comment(comment) {
@@ -255,16 +260,17 @@ pub fn declare(db: &dyn Sql, child: &str, child_cols: &str, parent: &str, parent
     })
 }
 
-fn json_list(s: &str) -> Vec<String> {
-    serde_json::from_str(s).unwrap_or_default()
-}
-
 /// The RELY foreign keys between tables of `tables` that are still valid for the tables'
 /// current incarnations.
 pub fn valid_declarations(db: &dyn Sql, tables: &[TableId]) -> Result<Vec<ForeignKey>> {
     if !crate::catalog::main_table_exists(db, "openivm_constraints_cache")? {
         return Ok(vec![]);
     }
+    let cat = SqlCatalog::new(db);
+    let still = |t: &TableId, keys: &[String], token: &str| -> Result<bool> {
+        let cols = cat.columns(t)?;
+        Ok(!cols.is_empty() && current_token(db, t, &cols, &column_comments(db, t)?, keys)?.as_deref() == Some(token))
+    };
     let mut out = Vec::new();
     for r in db.query(DECLARATIONS)? {
         let child = TableId { catalog: text(&r[0]), schema: text(&r[1]), name: text(&r[2]) };
@@ -273,12 +279,7 @@ pub fn valid_declarations(db: &dyn Sql, tables: &[TableId]) -> Result<Vec<Foreig
             continue;
         }
         let (child_token, parent_token) = (text(&r[8]), text(&r[9]));
-        let (child_columns, parent_columns) = (json_list(&text(&r[3])), json_list(&text(&r[7])));
-        let cat = SqlCatalog::new(db);
-        let still = |t: &TableId, keys: &[String], token: &str| -> Result<bool> {
-            let cols = cat.columns(t)?;
-            Ok(!cols.is_empty() && current_token(db, t, &cols, keys)?.as_deref() == Some(token))
-        };
+        let (child_columns, parent_columns) = (json_list(&r[3]), json_list(&r[7]));
         if still(&child, &child_columns, &child_token)? && still(&parent, &parent_columns, &parent_token)? {
             out.push(ForeignKey { child, child_columns, parent, parent_columns, source: FactSource::Rely });
         }
