@@ -10,7 +10,9 @@ VENV_PY      := $(VENV)/bin/python
 DUCKDB_CLI   := $(VENV)/bin/duckdb
 EXTENSION    := build/release/$(EXT_NAME).duckdb_extension
 DEBUG_EXT    := build/debug/$(EXT_NAME).duckdb_extension
+VENV_STAMP   := $(VENV)/.installed
 VENV2        := .venv-duckdb2
+VENV2_STAMP  := $(VENV2)/.installed
 SEED         ?= 42
 BATCHES      ?= 500
 
@@ -21,7 +23,7 @@ all: release
 
 release: $(EXTENSION)
 
-$(EXTENSION): $(shell find src sql -type f) Cargo.toml tools/append_footer.py | $(VENV)
+$(EXTENSION): $(shell find src sql -type f) Cargo.toml tools/append_footer.py $(VENV_STAMP)
 	cargo build --release
 	@mkdir -p build/release
 	$(VENV_PY) tools/append_footer.py target/release/lib$(EXT_NAME).so $@ $(EXT_VERSION) $(PLATFORM)
@@ -31,26 +33,30 @@ debug:
 	@mkdir -p build/debug
 	$(PYTHON) tools/append_footer.py target/debug/lib$(EXT_NAME).so $(DEBUG_EXT) $(EXT_VERSION) $(PLATFORM)
 
-venv: $(VENV)
+venv: $(VENV_STAMP)
 
-$(VENV): test/requirements.txt
+# Each environment is rebuilt from scratch whenever its requirements file changes; the stamp
+# records that the install finished (an interrupted install leaves no stamp and is redone).
+$(VENV_STAMP): test/requirements.txt
+	rm -rf $(VENV)
 	$(PYTHON) -m venv $(VENV)
 	$(VENV_PY) -m pip install --quiet --disable-pip-version-check -r test/requirements.txt
-	@touch $(VENV)
+	@touch $@
 
-venv2: $(VENV2)
+venv2: $(VENV2_STAMP)
 
-$(VENV2):
+$(VENV2_STAMP): test/requirements-duckdb2.txt
+	rm -rf $(VENV2)
 	$(PYTHON) -m venv $(VENV2)
-	$(VENV2)/bin/python -m pip install --quiet --disable-pip-version-check duckdb==2.0.1
-	@touch $(VENV2)
+	$(VENV2)/bin/python -m pip install --quiet --disable-pip-version-check -r test/requirements-duckdb2.txt
+	@touch $@
 
 # Loads the extension into the DuckDB 1.5.5 CLI and shows a view before and after a refresh.
 demo: release
 	$(DUCKDB_CLI) -unsigned < demo/demo.sql
 
 # Every suite; the last line is "N passed, M failed" over all of them.
-test: release venv2
+test: release $(VENV2_STAMP)
 	$(VENV_PY) test/run_all.py --extension $(EXTENSION) --seed $(SEED) --batches $(BATCHES) --duckdb2 $(VENV2)/bin/python
 
 test-unit:
@@ -66,10 +72,10 @@ test-differential: release
 	$(VENV_PY) test/differential/differential.py --extension $(EXTENSION) --seed $(SEED) --batches $(BATCHES)
 
 # The sqllogictest suite on DuckDB 2.0 (informational: a few records assert 1.5.5's own behaviour).
-test-sql-duckdb2: release venv2
+test-sql-duckdb2: release $(VENV2_STAMP)
 	$(VENV2)/bin/python test/runner/sqllogictest.py --extension $(EXTENSION)
 
-test-compat: release venv2
+test-compat: release $(VENV2_STAMP)
 	$(VENV2)/bin/python test/python/compat_check.py $(EXTENSION)
 
 bench: release
