@@ -16,18 +16,6 @@ CREATE TABLE IF NOT EXISTS openivm_views (
     refresh_count BIGINT NOT NULL
 );
 
--- Change capture state: for each view and base table, the snapshot of what the view last saw.
-CREATE TABLE IF NOT EXISTS openivm_snapshots (
-    view_catalog   VARCHAR NOT NULL,
-    view_schema    VARCHAR NOT NULL,
-    view_name      VARCHAR NOT NULL,
-    table_catalog  VARCHAR NOT NULL,
-    table_schema   VARCHAR NOT NULL,
-    table_name     VARCHAR NOT NULL,
-    snapshot_table VARCHAR NOT NULL,  -- in the view's schema
-    columns        VARCHAR NOT NULL   -- JSON array of the base columns the view reads
-);
-
 -- Trusted constraints declared by users, for tables whose catalog carries no FOREIGN KEY.
 -- Both endpoints are stored fully qualified together with the incarnation token each table
 -- had when the declaration was made (see docs/fk-aware-pruning.md, "Declaration lifetime").
@@ -45,4 +33,49 @@ CREATE TABLE IF NOT EXISTS openivm_constraints_cache (
     child_token     VARCHAR,
     parent_token    VARCHAR,
     declared_at     TIMESTAMP
+);
+
+-- The extension's internal state lives in its own schema, out of the way of SHOW TABLES.
+CREATE SCHEMA IF NOT EXISTS openivm;
+
+-- Change state, kept once per base table and set of read columns and shared by every view
+-- over it (see docs/architecture.md, "Change capture").
+CREATE TABLE IF NOT EXISTS openivm.feeds (
+    feed_id       BIGINT NOT NULL,
+    table_catalog VARCHAR NOT NULL,
+    table_schema  VARCHAR NOT NULL,
+    table_name    VARCHAR NOT NULL,
+    columns       VARCHAR NOT NULL,   -- JSON array of {name, ty}: the columns its views read
+    source        VARCHAR NOT NULL,   -- 'diff' or 'append_only'
+    key_column    VARCHAR,            -- append_only: the declared ever-increasing column (NULL: rowid)
+    watermark     VARCHAR,            -- append_only: the next rowid, or the largest key captured
+    row_count     BIGINT NOT NULL,    -- append_only: rows of the table at the last capture
+    size_seen     BIGINT NOT NULL,    -- duckdb_tables().estimated_size at the last capture
+    seq           BIGINT NOT NULL,    -- number of the last captured batch
+    log_rows      BIGINT NOT NULL     -- rows in the change log (batches some view has not seen)
+);
+
+-- Per view and feed: the last batch the view has applied.
+CREATE TABLE IF NOT EXISTS openivm.cursors (
+    view_schema VARCHAR NOT NULL,
+    view_name   VARCHAR NOT NULL,
+    feed_id     BIGINT NOT NULL,
+    seq         BIGINT NOT NULL
+);
+
+-- One row per refresh that did work (a refresh that finds nothing to do writes nothing).
+CREATE TABLE IF NOT EXISTS openivm_refresh_history (
+    view_name           VARCHAR NOT NULL,
+    view_schema         VARCHAR NOT NULL,
+    started_at          TIMESTAMP NOT NULL,
+    mode                VARCHAR NOT NULL,   -- 'incremental' or 'full'
+    reason              VARCHAR NOT NULL,   -- why this mode
+    terms_total         INTEGER NOT NULL,
+    terms_fk_pruned     INTEGER NOT NULL,
+    terms_empty_skipped INTEGER NOT NULL,
+    terms_run           INTEGER NOT NULL,
+    delta_rows          BIGINT NOT NULL,
+    capture_ms          DOUBLE NOT NULL,
+    apply_ms            DOUBLE NOT NULL,
+    total_ms            DOUBLE NOT NULL
 );

@@ -133,7 +133,7 @@ fn flatten(item: FromItem, catalog: &dyn Catalog, scope: &mut Scope, preds: &mut
             let Some(t) = catalog.table(&name)? else {
                 return bind_error(format!("table '{}' does not exist", display_name(&name)));
             };
-            if t.id.name.to_ascii_lowercase().starts_with("openivm_") {
+            if t.id.name.to_ascii_lowercase().starts_with("openivm_") || t.id.schema.eq_ignore_ascii_case("openivm") {
                 return Err(Error::Unsupported(format!(
                     "the extension's own tables as sources ('{}': every refresh writes them)",
                     display_name(&name)

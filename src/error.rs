@@ -25,6 +25,9 @@ pub enum Error {
     #[error("openivm: view '{view}' no longer matches its source tables ({detail}); drop and re-create it with openivm_drop and openivm_create")]
     Stale { view: String, detail: String },
 
+    #[error("openivm: {0}")]
+    BrokenPromise(String),
+
     #[error("openivm: {message}")]
     Sql { message: String, sql: String },
 

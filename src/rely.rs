@@ -31,6 +31,7 @@ const INSERT: &str = include_str!("../sql/facts/rely_insert.sql");
 const COLUMN_COMMENTS: &str = include_str!("../sql/facts/column_comments.sql");
 const GENERATIONS_EXISTS: &str = include_str!("../sql/facts/generations_exists.sql");
 const NEW_TOKEN: &str = include_str!("../sql/facts/new_token.sql");
+const REVOKE: &str = include_str!("../sql/facts/rely_revoke.sql");
 
 /// The marker that carries a table's incarnation token inside its comment.
 const MARKER: &str = "openivm:incarnation=";
@@ -93,7 +94,7 @@ fn signature(columns: &[ColumnDef]) -> String {
     serde_json::to_string(columns).expect("serializable")
 }
 
-fn resolve_table(db: &dyn Sql, arg: &str) -> Result<(TableId, Vec<ColumnDef>)> {
+pub(crate) fn resolve_table(db: &dyn Sql, arg: &str) -> Result<(TableId, Vec<ColumnDef>)> {
     let name: TableName = table_name(arg)?;
     let cat = SqlCatalog::new(db);
     match cat.find(&name)? {
@@ -109,7 +110,7 @@ fn resolve_table(db: &dyn Sql, arg: &str) -> Result<(TableId, Vec<ColumnDef>)> {
     }
 }
 
-fn match_columns(table: &TableId, columns: &[ColumnDef], wanted: &[String]) -> Result<Vec<String>> {
+pub(crate) fn match_columns(table: &TableId, columns: &[ColumnDef], wanted: &[String]) -> Result<Vec<String>> {
     wanted
         .iter()
         .map(|w| {
@@ -120,7 +121,7 @@ fn match_columns(table: &TableId, columns: &[ColumnDef], wanted: &[String]) -> R
         .collect()
 }
 
-fn column_comments(db: &dyn Sql, t: &TableId) -> Result<Vec<(String, String)>> {
+pub(crate) fn column_comments(db: &dyn Sql, t: &TableId) -> Result<Vec<(String, String)>> {
     let rows = db.query_with(COLUMN_COMMENTS, &[&t.catalog, &t.schema, &t.name])?;
     Ok(rows.iter().map(|r| (text(&r[0]), text(&r[1]))).collect())
 }
@@ -135,7 +136,7 @@ fn token_matches_columns(db: &dyn Sql, t: &TableId, columns: &[ColumnDef], token
 }
 
 /// The token that every one of `keys` carries in `comments`, if they agree and it is live.
-fn current_token(
+pub(crate) fn current_token(
     db: &dyn Sql,
     t: &TableId,
     columns: &[ColumnDef],
@@ -164,7 +165,7 @@ fn current_token(
 /// Gives the declared key columns a token valid for the table's current incarnation and
 /// columns: a live token the table already carries on some column, or a new one recorded in its
 /// database's generations table.
-fn ensure_token(db: &dyn Sql, t: &TableId, columns: &[ColumnDef], keys: &[String]) -> Result<String> {
+pub(crate) fn ensure_token(db: &dyn Sql, t: &TableId, columns: &[ColumnDef], keys: &[String]) -> Result<String> {
     let comments = column_comments(db, t)?;
     if let Some(token) = current_token(db, t, columns, &comments, keys)? {
         return Ok(token);
@@ -197,7 +198,7 @@ fn ensure_token(db: &dyn Sql, t: &TableId, columns: &[ColumnDef], keys: &[String
     Ok(token)
 }
 
-fn qualified(t: &TableId) -> String {
+pub(crate) fn qualified(t: &TableId) -> String {
     format!("{}.{}.{}", t.catalog, t.schema, t.name)
 }
 
@@ -258,6 +259,40 @@ pub fn declare(db: &dyn Sql, child: &str, child_cols: &str, parent: &str, parent
         parent: qualified(&parent_id),
         parent_columns: pc.join(","),
     })
+}
+
+/// `openivm_revoke_rely_fk`: removes a declaration; whether there was one.
+pub fn revoke(db: &dyn Sql, child: &str, child_cols: &str, parent: &str, parent_cols: &str) -> Result<(Declared, bool)> {
+    let (child_id, child_all) = resolve_table(db, child)?;
+    let (parent_id, parent_all) = resolve_table(db, parent)?;
+    let cc = match_columns(&child_id, &child_all, &parse_columns(child_cols)?)?;
+    let pc = match_columns(&parent_id, &parent_all, &parse_columns(parent_cols)?)?;
+    let (ccj, pcj) = (
+        serde_json::to_string(&cc).map_err(|e| Error::Internal(e.to_string()))?,
+        serde_json::to_string(&pc).map_err(|e| Error::Internal(e.to_string()))?,
+    );
+    let gone = if crate::catalog::main_table_exists(db, "openivm_constraints_cache")? {
+        let key = [
+            child_id.catalog.as_str(),
+            &child_id.schema,
+            &child_id.name,
+            &ccj,
+            &parent_id.catalog,
+            &parent_id.schema,
+            &parent_id.name,
+            &pcj,
+        ];
+        !in_transaction(db, || db.query_with(REVOKE, &key))?.is_empty()
+    } else {
+        false
+    };
+    let declared = Declared {
+        child: qualified(&child_id),
+        child_columns: cc.join(","),
+        parent: qualified(&parent_id),
+        parent_columns: pc.join(","),
+    };
+    Ok((declared, gone))
 }
 
 /// The RELY foreign keys between tables of `tables` that are still valid for the tables'

@@ -5,6 +5,8 @@ use crate::ast::{CompareOp, Constant, Expr, TypeName};
 use crate::ir::{stored, AggFunc, ColumnDef, Shape, TableId, ViewQuery};
 use crate::plan::{Mask, Term};
 
+pub mod capture;
+
 /// A quoted identifier.
 pub fn ident(s: &str) -> String {
     format!("\"{}\"", s.replace('"', "\"\""))
@@ -180,6 +182,8 @@ fn conjunction(preds: &[Expr], aliases: &[String]) -> String {
 #[derive(Clone, Debug)]
 pub enum Source {
     Current(TableId),
+    /// The current state restricted to what a capture saw (a SELECT in parentheses).
+    Bounded(String),
     Delta(Qualified),
 }
 
@@ -244,6 +248,7 @@ pub fn term_select(q: &ViewQuery, term: Term, sources: &[Source]) -> String {
     }
     let from = list(sources.iter().zip(&aliases), ", ", |(s, a)| match s {
         Source::Current(t) => format!("{} AS {}", table(t), ident(a)),
+        Source::Bounded(sql) => format!("{} AS {}", sql, ident(a)),
         Source::Delta(d) => format!("{} AS {}", d.sql(), ident(a)),
     });
     let mut cols: Vec<String> =
@@ -532,87 +537,8 @@ pub fn needs_text_identity(type_name: &str) -> bool {
     ["INTERVAL", "FLOAT", "DOUBLE", "REAL"].iter().any(|t| type_name.to_ascii_uppercase().contains(t))
 }
 
-/// The hidden column that keeps the text of a value whose equality is coarser than its identity.
-pub fn text_identity(name: &str) -> String {
-    format!("openivm_text_{name}")
-}
-
-/// The grouping keys of a snapshot: each read column, plus the text of those that need it.
-/// `from_base` gives them as computed from the base table, otherwise as stored columns.
-fn capture_keys(cols: &[ColumnDef], from_base: bool) -> Vec<String> {
-    let mut keys: Vec<String> = cols.iter().map(|c| ident(&c.name)).collect();
-    for c in cols.iter().filter(|c| needs_text_identity(&c.ty)) {
-        keys.push(if from_base {
-            format!("CAST({} AS VARCHAR) AS {}", ident(&c.name), ident(&text_identity(&c.name)))
-        } else {
-            ident(&text_identity(&c.name))
-        });
-    }
-    keys
-}
-
-/// Names of the snapshot's key columns (for the MERGE that advances it).
-fn capture_key_names(cols: &[ColumnDef]) -> Vec<String> {
-    let mut keys = column_list(cols);
-    keys.extend(cols.iter().filter(|c| needs_text_identity(&c.ty)).map(|c| text_identity(&c.name)));
-    keys
-}
-
 fn with_comma(cols: &[String]) -> String {
     list(cols, "", |c| format!("{c}, "))
-}
-
-/// The first snapshot of a base table: each distinct row of the read columns with its count.
-pub fn snapshot_fill(base: &TableId, cols: &[ColumnDef]) -> String {
-    format!(
-        "SELECT {}COUNT(*) AS openivm_count FROM {} GROUP BY ALL",
-        with_comma(&capture_keys(cols, true)),
-        table(base)
-    )
-}
-
-/// The net change of a base table against its snapshot: rows with a non-zero signed count.
-pub fn net_change(base: &TableId, snapshot: &Qualified, cols: &[ColumnDef]) -> String {
-    let (from_base, stored) = (with_comma(&capture_keys(cols, true)), with_comma(&capture_keys(cols, false)));
-    format!(
-        "SELECT {stored}SUM(openivm_n) AS openivm_n FROM (SELECT {from_base}1 AS openivm_n FROM {base} \
-         UNION ALL SELECT {stored}-openivm_count FROM {snap}) AS openivm_both GROUP BY ALL HAVING SUM(openivm_n) <> 0",
-        base = table(base),
-        snap = snapshot.sql()
-    )
-}
-
-/// The delta rows of a base table, one per inserted (+1) or deleted (-1) copy.
-pub fn expand_delta(net: &Qualified, cols: &[ColumnDef]) -> String {
-    let c = with_comma(&cols.iter().map(|c| ident(&c.name)).collect::<Vec<_>>());
-    format!(
-        "SELECT {c}CAST(CASE WHEN openivm_n > 0 THEN 1 ELSE -1 END AS INTEGER) AS {m} FROM \
-         (SELECT {c}openivm_n, UNNEST(range(CAST(abs(openivm_n) AS BIGINT))) AS openivm_copy FROM {net}) AS openivm_n",
-        m = ident(MULTIPLICITY),
-        net = net.sql()
-    )
-}
-
-/// Rows and deleted rows of the delta a net change expands to (each row of the net change
-/// stands for |openivm_n| delta rows).
-pub fn net_stats(net: &Qualified) -> String {
-    format!(
-        "SELECT COALESCE(SUM(abs(openivm_n)), 0)::BIGINT, COALESCE(SUM(-openivm_n) FILTER (WHERE openivm_n < 0), 0)::BIGINT FROM {}",
-        net.sql()
-    )
-}
-
-/// Advances a snapshot by the net change it was compared with.
-pub fn advance_snapshot(snapshot: &Qualified, net: &Qualified, cols: &[ColumnDef]) -> String {
-    counted_merge(&CountedMerge {
-        target: snapshot,
-        source: &select_all(net),
-        keys: &capture_key_names(cols),
-        target_count: "openivm_count",
-        source_count: "openivm_n",
-        summed: &[],
-        delete_at_zero: true,
-    })
 }
 
 /// DuckDB's names and types of a query's output columns (the query is the user's own SELECT,
@@ -639,6 +565,29 @@ pub fn create_table_as(name: &Qualified, select: &str) -> String {
 
 pub fn create_temp_table_as(name: &Qualified, select: &str) -> String {
     format!("CREATE TEMP TABLE {} AS {}", ident(&name.name), select)
+}
+
+/// Rows of a recompute of `query` that the view lacks, and rows of the view the recompute lacks
+/// (multisets: duplicates count).
+pub fn verify_counts(view: &Qualified, query: &str) -> String {
+    format!(
+        "SELECT (SELECT count(*) FROM (SELECT * FROM ({query}) EXCEPT ALL SELECT * FROM {v}))::BIGINT, \
+         (SELECT count(*) FROM (SELECT * FROM {v} EXCEPT ALL SELECT * FROM ({query})))::BIGINT",
+        v = view.sql()
+    )
+}
+
+pub fn delete_all(name: &Qualified) -> String {
+    format!("DELETE FROM {}", name.sql())
+}
+
+pub fn insert_into(name: &Qualified, select: &str) -> String {
+    format!("INSERT INTO {} {}", name.sql(), select)
+}
+
+/// The rowid the next insert into a table gets while nothing is deleted from it.
+pub fn next_rowid(t: &TableId) -> String {
+    format!("SELECT (coalesce(max(rowid), -1) + 1)::VARCHAR FROM {}", table(t))
 }
 
 pub fn select_all(name: &Qualified) -> String {
@@ -818,21 +767,6 @@ mod tests {
              FROM \"db\".\"main\".\"openivm_data_v\") AS openivm_r"
         );
         assert!(exact_average("s", "n", SumKind::Decimal(2)).contains("CAST(s * 100 AS HUGEINT)"));
-    }
-
-    #[test]
-    fn capture_groups_floating_values_by_their_text_too() {
-        let cols = vec![
-            ColumnDef { name: "k".into(), ty: "INTEGER".into() },
-            ColumnDef { name: "d".into(), ty: "DOUBLE".into() },
-        ];
-        let base = TableId { catalog: "db".into(), schema: "main".into(), name: "t".into() };
-        assert_eq!(
-            snapshot_fill(&base, &cols),
-            "SELECT \"k\", \"d\", CAST(\"d\" AS VARCHAR) AS \"openivm_text_d\", COUNT(*) AS openivm_count \
-             FROM \"db\".\"main\".\"t\" GROUP BY ALL"
-        );
-        assert_eq!(capture_key_names(&cols), vec!["k", "d", "openivm_text_d"]);
     }
 
     #[test]

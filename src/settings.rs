@@ -13,15 +13,25 @@ pub struct Setting {
     pub name: &'static str,
     pub default: &'static str,
     pub description: &'static str,
+    /// The accepted values; empty for a boolean setting.
+    pub choices: &'static [&'static str],
 }
 
 pub const FK_PRUNING: Setting = Setting {
     name: "openivm_fk_pruning",
     default: "true",
     description: "Skip inclusion-exclusion terms that foreign keys prove empty (insert-only referenced tables)",
+    choices: &[],
 };
 
-pub const ALL: &[Setting] = &[FK_PRUNING];
+pub const REFRESH_MODE: Setting = Setting {
+    name: "openivm_refresh_mode",
+    default: "auto",
+    description: "How refresh brings a view up to date: auto (incremental unless a recompute is cheaper), incremental, or full",
+    choices: &["auto", "incremental", "full"],
+};
+
+pub const ALL: &[Setting] = &[FK_PRUNING, REFRESH_MODE];
 
 /// Creates the settings table and a row for every known setting.
 pub fn ensure(db: &dyn Sql) -> Result<()> {
@@ -41,16 +51,35 @@ pub fn parse_bool(name: &str, value: &str) -> Result<bool> {
     }
 }
 
+/// Normalizes the value of a setting with a fixed set of values.
+pub fn parse_choice(s: &Setting, value: &str) -> Result<String> {
+    let v = value.trim().to_ascii_lowercase();
+    if s.choices.contains(&v.as_str()) {
+        Ok(v)
+    } else {
+        Err(Error::InvalidArgument(format!("setting '{}' takes {}, not '{value}'", s.name, s.choices.join(", "))))
+    }
+}
+
 /// Stores a setting; returns its normalized value.
 pub fn set(db: &dyn Sql, name: &str, value: &str) -> Result<String> {
     let Some(s) = ALL.iter().find(|s| s.name.eq_ignore_ascii_case(name)) else {
         let known: Vec<&str> = ALL.iter().map(|s| s.name).collect();
         return Err(Error::InvalidArgument(format!("unknown setting '{name}' (known: {})", known.join(", "))));
     };
-    let normalized = parse_bool(s.name, value)?.to_string();
+    let normalized = if s.choices.is_empty() { parse_bool(s.name, value)?.to_string() } else { parse_choice(s, value)? };
     ensure(db)?;
     db.execute_with(SET, &[&normalized, s.name])?;
     Ok(normalized)
+}
+
+/// The effective value of `openivm_refresh_mode`.
+pub fn refresh_mode(db: &dyn Sql) -> Result<String> {
+    let rows = db.query_with(GET, &[REFRESH_MODE.name])?;
+    match rows.first() {
+        Some(r) => parse_choice(&REFRESH_MODE, &text(&r[0])),
+        None => Ok(REFRESH_MODE.default.to_string()),
+    }
 }
 
 /// The effective value of `openivm_fk_pruning`.

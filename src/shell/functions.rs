@@ -1,26 +1,31 @@
 //! The SQL surface: one `Spec` per table function, each a thin adapter from arguments to the
 //! executor and from its result to rows.
 
-use crate::capture::SnapshotSource;
-use crate::error::Result;
-use crate::execute;
+use crate::capture::declare;
+use crate::error::{Error, Result};
+use crate::execute::{self, mode::Requested, refresh};
 use crate::shell::instance::Instance;
 use crate::shell::table_function::{Args, ColumnType as T, Rows, Spec, Value};
 use crate::{rely, settings};
 
-/// The change source for native DuckDB tables.
-const SOURCE: SnapshotSource = SnapshotSource;
-
 fn create(inst: &Instance, args: &Args) -> Result<Rows> {
     let (name, query) = (args.text(0, "view_name")?, args.text(1, "query")?);
-    let c = inst.with_connection(|db| execute::create(db, &SOURCE, name, query))?;
+    let c = inst.with_session(|db, cache| execute::create(db, cache, name, query))?;
     Ok(vec![vec![Value::Text(c.view), Value::Int(c.rows)]])
 }
 
-fn refresh(inst: &Instance, args: &Args) -> Result<Rows> {
-    let name = args.text(0, "view_name")?;
-    let r = inst.with_connection(|db| execute::refresh(db, &SOURCE, name, args.flag("fk_pruning")))?;
-    Ok(vec![vec![
+fn options(args: &Args) -> Result<refresh::Options> {
+    let mode = match args.named_text("mode") {
+        None => None,
+        Some(m) => Some(Requested::parse(m).ok_or_else(|| {
+            Error::InvalidArgument(format!("mode takes 'auto', 'incremental' or 'full', not '{m}'"))
+        })?),
+    };
+    Ok(refresh::Options { fk_pruning: args.flag("fk_pruning"), mode })
+}
+
+fn report_row(r: refresh::RefreshReport) -> Vec<Value> {
+    vec![
         Value::Text(r.view),
         Value::Int(r.counts.total as i64),
         Value::Int(r.counts.fk_pruned as i64),
@@ -28,18 +33,33 @@ fn refresh(inst: &Instance, args: &Args) -> Result<Rows> {
         Value::Int(r.counts.run as i64),
         Value::Int(r.delta_rows),
         Value::Double(r.duration_ms),
-    ]])
+        Value::Text(r.mode.as_str().to_string()),
+    ]
+}
+
+fn refresh_one(inst: &Instance, args: &Args) -> Result<Rows> {
+    let name = args.text(0, "view_name")?;
+    let opts = options(args)?;
+    let r = inst.with_session(|db, cache| refresh::refresh(db, cache, name, opts))?;
+    Ok(vec![report_row(r)])
+}
+
+fn refresh_all(inst: &Instance, args: &Args) -> Result<Rows> {
+    let opts = options(args)?;
+    let reports = inst.with_session(|db, cache| refresh::refresh_all(db, cache, opts))?;
+    Ok(reports.into_iter().map(report_row).collect())
 }
 
 fn drop(inst: &Instance, args: &Args) -> Result<Rows> {
     let name = args.text(0, "view_name")?;
-    let view = inst.with_connection(|db| execute::drop_view(db, &SOURCE, name))?;
+    let view = inst.with_session(|db, cache| execute::drop_view(db, cache, name))?;
     Ok(vec![vec![Value::Text(view), Value::Bool(true)]])
 }
 
 fn explain(inst: &Instance, args: &Args) -> Result<Rows> {
     let name = args.text(0, "view_name")?;
-    let rows = inst.with_connection(|db| execute::explain(db, &SOURCE, name, args.flag("fk_pruning")))?;
+    let opts = options(args)?;
+    let rows = inst.with_session(|db, cache| refresh::explain(db, cache, name, opts))?;
     Ok(rows
         .into_iter()
         .map(|r| {
@@ -50,14 +70,32 @@ fn explain(inst: &Instance, args: &Args) -> Result<Rows> {
                 Value::Text(r.status.as_str().to_string()),
                 Value::Text(r.reason),
                 Value::Text(r.sql),
+                Value::Text(r.mode.as_str().to_string()),
+                Value::Text(r.mode_reason),
             ]
         })
         .collect())
 }
 
+fn verify(inst: &Instance, args: &Args) -> Result<Rows> {
+    let name = args.text(0, "view_name")?;
+    let repair = args.flag("repair").unwrap_or(false);
+    let v = inst.with_session(|db, cache| execute::verify::verify(db, cache, name, repair))?;
+    Ok(vec![vec![
+        Value::Text(v.view),
+        Value::Int(v.missing_rows),
+        Value::Int(v.extra_rows),
+        Value::Bool(v.missing_rows == 0 && v.extra_rows == 0),
+        Value::Bool(v.repaired),
+    ]])
+}
+
 fn set(inst: &Instance, args: &Args) -> Result<Rows> {
     let (name, value) = (args.text(0, "name")?, args.text(1, "value")?);
-    let stored = inst.with_connection(|db| execute::in_transaction(db, || settings::set(db, name, value)))?;
+    let stored = inst.with_session(|db, cache| {
+        cache.invalidate();
+        execute::in_transaction(db, || settings::set(db, name, value))
+    })?;
     Ok(vec![vec![Value::Text(name.to_ascii_lowercase()), Value::Text(stored)]])
 }
 
@@ -66,13 +104,53 @@ fn declare_rely_fk(inst: &Instance, args: &Args) -> Result<Rows> {
     let child_cols = args.text(1, "child_columns")?;
     let parent = args.text(2, "parent_table")?;
     let parent_cols = args.text(3, "parent_columns")?;
-    let d = inst.with_connection(|db| rely::declare(db, child, child_cols, parent, parent_cols))?;
+    let d = inst.with_session(|db, cache| {
+        cache.invalidate();
+        rely::declare(db, child, child_cols, parent, parent_cols)
+    })?;
     Ok(vec![vec![
         Value::Text(d.child),
         Value::Text(d.child_columns),
         Value::Text(d.parent),
         Value::Text(d.parent_columns),
     ]])
+}
+
+fn revoke_rely_fk(inst: &Instance, args: &Args) -> Result<Rows> {
+    let child = args.text(0, "child_table")?;
+    let child_cols = args.text(1, "child_columns")?;
+    let parent = args.text(2, "parent_table")?;
+    let parent_cols = args.text(3, "parent_columns")?;
+    let (d, revoked) = inst.with_session(|db, cache| {
+        cache.invalidate();
+        rely::revoke(db, child, child_cols, parent, parent_cols)
+    })?;
+    Ok(vec![vec![
+        Value::Text(d.child),
+        Value::Text(d.child_columns),
+        Value::Text(d.parent),
+        Value::Text(d.parent_columns),
+        Value::Bool(revoked),
+    ]])
+}
+
+fn declare_append_only(inst: &Instance, args: &Args) -> Result<Rows> {
+    let table = args.text(0, "table_name")?;
+    let key = args.named_text("key");
+    let d = inst.with_session(|db, cache| {
+        cache.invalidate();
+        declare::declare(db, table, key)
+    })?;
+    Ok(vec![vec![Value::Text(d.table), Value::Text(d.key)]])
+}
+
+fn revoke_append_only(inst: &Instance, args: &Args) -> Result<Rows> {
+    let table = args.text(0, "table_name")?;
+    let (t, revoked) = inst.with_session(|db, cache| {
+        cache.invalidate();
+        declare::revoke(db, table)
+    })?;
+    Ok(vec![vec![Value::Text(t), Value::Bool(revoked)]])
 }
 
 const REFRESH_COLUMNS: &[(&str, T)] = &[
@@ -83,13 +161,24 @@ const REFRESH_COLUMNS: &[(&str, T)] = &[
     ("terms_run", T::Integer),
     ("delta_rows", T::BigInt),
     ("duration_ms", T::Double),
+    ("mode", T::Varchar),
 ];
+
+const FK_COLUMNS: &[(&str, T)] = &[
+    ("child_table", T::Varchar),
+    ("child_columns", T::Varchar),
+    ("parent_table", T::Varchar),
+    ("parent_columns", T::Varchar),
+];
+
+const FK_PARAMS: &[&str] = &["child_table", "child_columns", "parent_table", "parent_columns"];
 
 pub static SPECS: &[Spec] = &[
     Spec {
         name: "openivm_create",
         params: &["view_name", "query"],
         named_flags: &[],
+        named_text: &[],
         columns: &[("view_name", T::Varchar), ("rows", T::BigInt)],
         run: create,
     },
@@ -97,20 +186,31 @@ pub static SPECS: &[Spec] = &[
         name: "refresh",
         params: &["view_name"],
         named_flags: &["fk_pruning"],
+        named_text: &["mode"],
         columns: REFRESH_COLUMNS,
-        run: refresh,
+        run: refresh_one,
     },
     Spec {
         name: "openivm_refresh",
         params: &["view_name"],
         named_flags: &["fk_pruning"],
+        named_text: &["mode"],
         columns: REFRESH_COLUMNS,
-        run: refresh,
+        run: refresh_one,
+    },
+    Spec {
+        name: "openivm_refresh_all",
+        params: &[],
+        named_flags: &["fk_pruning"],
+        named_text: &["mode"],
+        columns: REFRESH_COLUMNS,
+        run: refresh_all,
     },
     Spec {
         name: "openivm_drop",
         params: &["view_name"],
         named_flags: &[],
+        named_text: &[],
         columns: &[("view_name", T::Varchar), ("dropped", T::Boolean)],
         run: drop,
     },
@@ -118,6 +218,7 @@ pub static SPECS: &[Spec] = &[
         name: "openivm_explain",
         params: &["view_name"],
         named_flags: &["fk_pruning"],
+        named_text: &["mode"],
         columns: &[
             ("term", T::Integer),
             ("delta_leaves", T::Varchar),
@@ -125,26 +226,69 @@ pub static SPECS: &[Spec] = &[
             ("status", T::Varchar),
             ("reason", T::Varchar),
             ("sql", T::Varchar),
+            ("mode", T::Varchar),
+            ("mode_reason", T::Varchar),
         ],
         run: explain,
+    },
+    Spec {
+        name: "openivm_verify",
+        params: &["view_name"],
+        named_flags: &["repair"],
+        named_text: &[],
+        columns: &[
+            ("view_name", T::Varchar),
+            ("missing_rows", T::BigInt),
+            ("extra_rows", T::BigInt),
+            ("ok", T::Boolean),
+            ("repaired", T::Boolean),
+        ],
+        run: verify,
     },
     Spec {
         name: "openivm_set",
         params: &["name", "value"],
         named_flags: &[],
+        named_text: &[],
         columns: &[("name", T::Varchar), ("value", T::Varchar)],
         run: set,
     },
     Spec {
         name: "openivm_declare_rely_fk",
-        params: &["child_table", "child_columns", "parent_table", "parent_columns"],
+        params: FK_PARAMS,
         named_flags: &[],
+        named_text: &[],
+        columns: FK_COLUMNS,
+        run: declare_rely_fk,
+    },
+    Spec {
+        name: "openivm_revoke_rely_fk",
+        params: FK_PARAMS,
+        named_flags: &[],
+        named_text: &[],
         columns: &[
             ("child_table", T::Varchar),
             ("child_columns", T::Varchar),
             ("parent_table", T::Varchar),
             ("parent_columns", T::Varchar),
+            ("revoked", T::Boolean),
         ],
-        run: declare_rely_fk,
+        run: revoke_rely_fk,
+    },
+    Spec {
+        name: "openivm_declare_append_only",
+        params: &["table_name"],
+        named_flags: &[],
+        named_text: &["key"],
+        columns: &[("table_name", T::Varchar), ("key", T::Varchar)],
+        run: declare_append_only,
+    },
+    Spec {
+        name: "openivm_revoke_append_only",
+        params: &["table_name"],
+        named_flags: &[],
+        named_text: &[],
+        columns: &[("table_name", T::Varchar), ("revoked", T::Boolean)],
+        run: revoke_append_only,
     },
 ];

@@ -16,6 +16,7 @@ use std::time::Duration;
 
 use crate::db::Sql;
 use crate::error::{Error, Result};
+use crate::execute::Cache;
 use crate::shell::ffi::Connection;
 
 const CONNECTION_COUNT: &str = include_str!("../../sql/shell/connection_count.sql");
@@ -25,6 +26,8 @@ const WATCH_INTERVAL: Duration = Duration::from_millis(100);
 
 pub struct Instance {
     conn: Mutex<Option<Connection>>,
+    /// Compiled views and settings of this database (used only while `conn` is held).
+    cache: Mutex<Cache>,
     /// The thread that holds `conn` now (0 = none): a second lock attempt from the same thread
     /// is a re-entrant call, answered with an error instead of a deadlock.
     owner: AtomicU64,
@@ -39,7 +42,7 @@ fn thread_key() -> u64 {
 
 impl Instance {
     pub fn new(conn: Connection) -> Arc<Instance> {
-        Arc::new(Instance { conn: Mutex::new(Some(conn)), owner: AtomicU64::new(0) })
+        Arc::new(Instance { conn: Mutex::new(Some(conn)), cache: Mutex::new(Cache::default()), owner: AtomicU64::new(0) })
     }
 
     /// Runs `f` with the kept connection, serializing callers.
@@ -57,6 +60,14 @@ impl Instance {
         self.owner.store(0, Ordering::Release);
         drop(guard);
         outcome
+    }
+
+    /// Runs `f` with the kept connection and this database's cache of compiled views.
+    pub fn with_session<T>(&self, f: impl FnOnce(&Connection, &mut Cache) -> Result<T>) -> Result<T> {
+        self.with_connection(|conn| {
+            let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+            f(conn, &mut cache)
+        })
     }
 
     /// Starts the watchdog that releases the kept connection once no one else is connected.

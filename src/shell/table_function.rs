@@ -63,6 +63,14 @@ impl Args {
         }
     }
 
+    /// A named VARCHAR parameter, if given (NULL counts as not given).
+    pub fn named_text(&self, name: &str) -> Option<&str> {
+        match self.named.get(name) {
+            Some(Value::Text(s)) => Some(s),
+            _ => None,
+        }
+    }
+
     /// A named BOOLEAN parameter, if given (NULL counts as not given).
     pub fn flag(&self, name: &str) -> Option<bool> {
         match self.named.get(name) {
@@ -80,6 +88,8 @@ pub struct Spec {
     pub params: &'static [&'static str],
     /// Named BOOLEAN parameters.
     pub named_flags: &'static [&'static str],
+    /// Named VARCHAR parameters.
+    pub named_text: &'static [&'static str],
     pub columns: &'static [(&'static str, ColumnType)],
     pub run: fn(&Instance, &Args) -> Result<Rows>,
 }
@@ -130,6 +140,12 @@ pub unsafe fn register(conn: ffi::duckdb_connection, spec: &'static Spec, instan
         for flag in spec.named_flags {
             let mut t = ffi::duckdb_create_logical_type(ffi::DUCKDB_TYPE_DUCKDB_TYPE_BOOLEAN);
             let n = c_string(flag);
+            ffi::duckdb_table_function_add_named_parameter(f, n.as_ptr(), t);
+            ffi::duckdb_destroy_logical_type(&mut t);
+        }
+        for name in spec.named_text {
+            let mut t = ffi::duckdb_create_logical_type(ffi::DUCKDB_TYPE_DUCKDB_TYPE_VARCHAR);
+            let n = c_string(name);
             ffi::duckdb_table_function_add_named_parameter(f, n.as_ptr(), t);
             ffi::duckdb_destroy_logical_type(&mut t);
         }
@@ -184,6 +200,16 @@ unsafe extern "C" fn bind(info: ffi::duckdb_bind_info) {
             if !v.is_null() {
                 if !ffi::duckdb_is_null_value(v) {
                     args.named.insert(flag.to_string(), Value::Bool(ffi::duckdb_get_bool(v)));
+                }
+                ffi::duckdb_destroy_value(&mut v);
+            }
+        }
+        for name in reg.spec.named_text {
+            let n = c_string(name);
+            let mut v = ffi::duckdb_bind_get_named_parameter(info, n.as_ptr());
+            if !v.is_null() {
+                if let Some(text) = value_text(v) {
+                    args.named.insert(name.to_string(), Value::Text(text));
                 }
                 ffi::duckdb_destroy_value(&mut v);
             }

@@ -1,0 +1,1 @@
+DELETE FROM openivm.cursors WHERE view_schema = ? AND view_name = ?

@@ -1,0 +1,1 @@
+DELETE FROM openivm.feeds WHERE feed_id = CAST(? AS BIGINT)

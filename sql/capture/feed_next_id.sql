@@ -1,0 +1,1 @@
+SELECT (coalesce(max(feed_id), 0) + 1)::VARCHAR FROM openivm.feeds

@@ -1,0 +1,68 @@
+//! The append-only source: a table its owner declared to receive only inserts. A capture reads
+//! the rows past the feed's watermark, the next rowid or the largest value of a declared
+//! ever-increasing key, so it costs O(delta) (with a key, DuckDB's zonemaps skip the old
+//! blocks; a rowid filter still visits them).
+//!
+//! The promise is checked where that is cheap: the table must hold exactly the rows it held at
+//! the last capture plus the new ones. A delete (or an insert below the watermark) breaks that
+//! count and fails the refresh with an error naming the table. An UPDATE in place keeps the
+//! count and cannot be seen without reading the whole table: `openivm_verify` finds it.
+
+use super::feeds::Feed;
+use super::{table_label, temp_name, DeltaStats, Fresh};
+use crate::db::{int, text, Sql};
+use crate::error::{Error, Result};
+use crate::render::capture::{self as sql, Position};
+use crate::render::{self};
+
+/// The first watermark and row count of a table: everything in it now counts as seen.
+pub fn baseline(db: &dyn Sql, feed_table: &crate::ir::TableId, pos: &Position) -> Result<(Option<String>, i64)> {
+    let count = int(&db.scalar(&sql::count_all(feed_table), &[])?);
+    let watermark = match pos {
+        Position::RowId => Some(text(&db.scalar(&render::next_rowid(feed_table), &[])?)),
+        Position::Key(key) => db.scalar(&sql::max_key(feed_table, key), &[])?,
+    };
+    Ok((watermark, count))
+}
+
+pub fn capture(db: &dyn Sql, feed: &Feed, pos: &Position, name: &str, size_now: i64) -> Result<Fresh> {
+    let fresh = temp_name(name, 0);
+    db.execute(&render::create_temp_table_as(
+        &fresh,
+        &sql::rows_after(&feed.table, &feed.columns, pos, feed.watermark.as_deref()),
+    ))?;
+    let (stats, max_position) = DeltaStats::from_row(db.query(&sql::fresh_stats(&fresh))?.first())?;
+    if stats.rows == 0 {
+        db.execute(&render::drop_table(&fresh))?;
+    }
+    let count = int(&db.scalar(&sql::count_all(&feed.table), &[])?);
+    let expected = feed.row_count + stats.rows as i64;
+    if count != expected {
+        let _ = db.execute(&render::drop_table(&fresh));
+        return Err(Error::BrokenPromise(format!(
+            "table '{}' was declared append-only, but it holds {count} rows where {} were expected ({} at the last \
+             capture plus {} new ones past the watermark): rows were deleted{}. Its views cannot be maintained \
+             from the new rows alone: run CALL openivm_revoke_append_only('{}') (or re-declare it), then \
+             refresh with mode := 'full'",
+            table_label(&feed.table),
+            expected,
+            feed.row_count,
+            stats.rows,
+            if matches!(pos, Position::Key(_)) { ", or inserted with a key below the largest one seen" } else { "" },
+            table_label(&feed.table),
+        )));
+    }
+    let watermark = match (pos, max_position) {
+        (_, None) => feed.watermark.clone(),
+        (Position::RowId, Some(max)) => Some((max.parse::<i64>().unwrap_or(0) + 1).to_string()),
+        (Position::Key(_), Some(max)) => Some(max),
+    };
+    Ok(Fresh {
+        delta: (stats.rows > 0).then_some(fresh),
+        stats,
+        watermark,
+        row_count: count,
+        size_seen: size_now,
+        net: None,
+    })
+}

@@ -1,0 +1,108 @@
+//! Append-only declarations: a trusted promise that a table only ever receives inserts, which
+//! lets its changes be read past a watermark instead of diffed. Stored in
+//! `openivm_constraints_cache` (`constraint_kind` 'APPEND_ONLY') and bound, like a RELY foreign
+//! key, to the table's incarnation: dropping, replacing or changing the columns of the table ends
+//! it; a rolled-back drop and a reopen keep it (see `rely` for the token mechanism).
+
+use super::SourceKind;
+use crate::db::{json_list, text, Sql};
+use crate::error::{Error, Result};
+use crate::execute::{ensure_metadata, in_transaction};
+use crate::ir::{ColumnDef, TableId};
+use crate::render::capture::Position;
+use crate::rely;
+
+const INSERT: &str = include_str!("../../sql/facts/append_only_insert.sql");
+const DELETE: &str = include_str!("../../sql/facts/append_only_delete.sql");
+const FIND: &str = include_str!("../../sql/facts/append_only_find.sql");
+
+/// What a declaration stored, for the caller.
+pub struct Declared {
+    pub table: String,
+    /// The key column, or "rowid".
+    pub key: String,
+}
+
+/// The column that carries the table's incarnation token for this declaration.
+fn token_column(columns: &[ColumnDef], key: Option<&str>) -> Result<String> {
+    match key {
+        Some(k) => Ok(k.to_string()),
+        None => columns.first().map(|c| c.name.clone()).ok_or_else(|| Error::Internal("a table without columns".into())),
+    }
+}
+
+/// `openivm_declare_append_only(table [, key := column])`.
+pub fn declare(db: &dyn Sql, table_arg: &str, key: Option<&str>) -> Result<Declared> {
+    let (table, columns) = rely::resolve_table(db, table_arg)?;
+    let key = match key {
+        Some(k) => Some(rely::match_columns(&table, &columns, &[k.to_string()])?.remove(0)),
+        None => None,
+    };
+    if let Some(k) = &key {
+        let ty = columns.iter().find(|c| &c.name == k).map(|c| c.ty.to_ascii_uppercase()).unwrap_or_default();
+        if ty.ends_with(']') || ["STRUCT", "MAP", "UNION", "LIST"].iter().any(|t| ty.starts_with(t)) {
+            return Err(Error::InvalidArgument(format!(
+                "the key column '{k}' has type {ty}; an ever-increasing key must be of an ordered scalar type"
+            )));
+        }
+    }
+    let (main, _) = crate::catalog::SqlCatalog::new(db).defaults()?;
+    let token_col = token_column(&columns, key.as_deref())?;
+    let keys_json = serde_json::to_string(&key.iter().collect::<Vec<_>>()).unwrap_or_else(|_| "[]".into());
+    let publish = |token: &str| -> Result<()> {
+        ensure_metadata(db)?;
+        db.query_with(DELETE, &[&table.catalog, &table.schema, &table.name])?;
+        db.execute_with(INSERT, &[&table.catalog, &table.schema, &table.name, &keys_json, token])
+    };
+    if table.catalog == main {
+        in_transaction(db, || {
+            let token = rely::ensure_token(db, &table, &columns, &[token_col.clone()])?;
+            publish(&token)
+        })?;
+    } else {
+        let token = in_transaction(db, || rely::ensure_token(db, &table, &columns, &[token_col.clone()]))?;
+        in_transaction(db, || publish(&token))?;
+    }
+    Ok(Declared { table: rely::qualified(&table), key: key.unwrap_or_else(|| "rowid".into()) })
+}
+
+/// `openivm_revoke_append_only(table)`: whether a declaration was removed.
+pub fn revoke(db: &dyn Sql, table_arg: &str) -> Result<(String, bool)> {
+    let (table, _) = rely::resolve_table(db, table_arg)?;
+    if !crate::catalog::main_table_exists(db, "openivm_constraints_cache")? {
+        return Ok((rely::qualified(&table), false));
+    }
+    let gone = in_transaction(db, || db.query_with(DELETE, &[&table.catalog, &table.schema, &table.name]))?;
+    Ok((rely::qualified(&table), !gone.is_empty()))
+}
+
+/// The source each of `tables` declares: append-only where a declaration is still valid for
+/// the table's current incarnation, diff otherwise. `columns[k]` are all columns of table k.
+pub fn sources(db: &dyn Sql, tables: &[TableId], columns: &[Vec<ColumnDef>]) -> Result<Vec<SourceKind>> {
+    let mut out = vec![SourceKind::Diff; tables.len()];
+    if tables.is_empty() || !crate::catalog::main_table_exists(db, "openivm_constraints_cache")? {
+        return Ok(out);
+    }
+    let names: Vec<[&str; 3]> = tables.iter().map(|t| [t.catalog.as_str(), &t.schema, &t.name]).collect();
+    let arg = serde_json::to_string(&names).unwrap_or_else(|_| "[]".into());
+    for r in db.query_with(FIND, &[&arg])? {
+        let id = TableId { catalog: text(&r[0]), schema: text(&r[1]), name: text(&r[2]) };
+        let Some(k) = tables.iter().position(|t| t == &id) else { continue };
+        let keys = json_list(&r[3]);
+        let cols = &columns[k];
+        let token_col = token_column(cols, keys.first().map(|s| s.as_str()))?;
+        let comments = rely::column_comments(db, &id)?;
+        let live = rely::current_token(db, &id, cols, &comments, &[token_col])?;
+        if live.as_deref() != Some(text(&r[4]).as_str()) || text(&r[4]).is_empty() {
+            continue;
+        }
+        out[k] = match keys.first() {
+            None => SourceKind::AppendOnly(Position::RowId),
+            Some(key) => match cols.iter().find(|c| &c.name == key) {
+                Some(c) => SourceKind::AppendOnly(Position::Key(c.clone())),
+                None => continue,
+            },
+        };
+    }
+    Ok(out)
+}

@@ -1,0 +1,307 @@
+//! Shared change state: one feed per base table and set of read columns, a cursor per view.
+//!
+//! A feed numbers its captured batches (`seq`). A view's cursor is the last batch it applied.
+//! A batch is written to the feed's change log (`openivm.log_<id>`) only when some other view
+//! has not applied it yet, and the log keeps only batches some cursor has not passed: a single
+//! view over a table never writes its deltas anywhere but a temp table.
+
+use super::{append_only, diff, DeltaStats, Fresh, SourceKind};
+use crate::db::{int, text, Row, Sql};
+use crate::error::{Error, Result};
+use crate::ir::{ColumnDef, TableId};
+use crate::render::capture::{self as sql, Position};
+use crate::render::{self, Qualified};
+
+const FEEDS_OF_VIEW: &str = include_str!("../../sql/capture/feeds_of_view.sql");
+const CURSORS: &str = include_str!("../../sql/capture/cursors.sql");
+const FEED_FIND: &str = include_str!("../../sql/capture/feed_find.sql");
+const FEED_NEXT_ID: &str = include_str!("../../sql/capture/feed_next_id.sql");
+const FEED_INSERT: &str = include_str!("../../sql/capture/feed_insert.sql");
+const FEED_UPDATE: &str = include_str!("../../sql/capture/feed_update.sql");
+const FEED_DELETE: &str = include_str!("../../sql/capture/feed_delete.sql");
+const CURSOR_SET: &str = include_str!("../../sql/capture/cursor_set.sql");
+const CURSOR_ADVANCE: &str = include_str!("../../sql/capture/cursor_advance.sql");
+const CURSORS_DELETE: &str = include_str!("../../sql/capture/cursors_delete.sql");
+const FEED_MIN_CURSOR: &str = include_str!("../../sql/capture/feed_min_cursor.sql");
+
+/// The internal schema of the database holding the metadata.
+pub const SCHEMA: &str = "openivm";
+
+/// One feed, with the reading view's cursor into it.
+#[derive(Clone, Debug)]
+pub struct Feed {
+    pub id: i64,
+    pub catalog: String,
+    pub table: TableId,
+    pub columns: Vec<ColumnDef>,
+    pub kind: SourceKind,
+    pub watermark: Option<String>,
+    pub row_count: i64,
+    pub size_seen: i64,
+    pub seq: i64,
+    pub log_rows: i64,
+    /// The reading view's cursor (the feed's `seq` for a view not attached yet).
+    pub cursor: i64,
+    /// Views with a cursor into this feed.
+    pub consumers: i64,
+}
+
+fn cell<'a>(r: &'a Row, i: usize) -> Result<&'a Option<String>> {
+    r.get(i).ok_or_else(|| Error::Internal(format!("a feed row has no column {i}")))
+}
+
+impl Feed {
+    fn internal(&self, prefix: &str) -> Qualified {
+        Qualified { catalog: self.catalog.clone(), schema: SCHEMA.into(), name: format!("{prefix}_{}", self.id) }
+    }
+
+    /// The counted snapshot of a diff feed.
+    pub fn snapshot(&self) -> Qualified {
+        self.internal("snapshot")
+    }
+
+    /// The change log: batches some view has not applied.
+    pub fn log(&self) -> Qualified {
+        self.internal("log")
+    }
+
+    fn from_row(catalog: &str, r: &Row) -> Result<Feed> {
+        let t = |i| -> Result<String> { Ok(text(cell(r, i)?)) };
+        let n = |i| -> Result<i64> { Ok(int(cell(r, i)?)) };
+        let columns: Vec<ColumnDef> = serde_json::from_str(&t(4)?)
+            .map_err(|e| Error::Internal(format!("a feed's column list is not readable: {e}")))?;
+        let kind = match t(5)?.as_str() {
+            "diff" => SourceKind::Diff,
+            "append_only" => {
+                let key = t(6)?;
+                if key.is_empty() {
+                    SourceKind::AppendOnly(Position::RowId)
+                } else {
+                    let c = columns.iter().find(|c| c.name == key).cloned().ok_or_else(|| {
+                        Error::Internal(format!("the key column '{key}' of a feed is not among its columns"))
+                    })?;
+                    SourceKind::AppendOnly(Position::Key(c))
+                }
+            }
+            other => return Err(Error::Internal(format!("unknown change source '{other}'"))),
+        };
+        let watermark = Some(t(7)?).filter(|w| !w.is_empty());
+        Ok(Feed {
+            id: n(0)?,
+            catalog: catalog.to_string(),
+            table: TableId { catalog: t(1)?, schema: t(2)?, name: t(3)? },
+            columns,
+            kind,
+            watermark,
+            row_count: n(8)?,
+            size_seen: n(9)?,
+            seq: n(10)?,
+            log_rows: n(11)?,
+            cursor: n(10)?,
+            consumers: 0,
+        })
+    }
+
+    fn save(&self, db: &dyn Sql) -> Result<()> {
+        db.execute_with(
+            FEED_UPDATE,
+            &[
+                self.kind.as_str(),
+                self.kind.key_column(),
+                self.watermark.as_deref().unwrap_or(""),
+                &self.row_count.to_string(),
+                &self.size_seen.to_string(),
+                &self.seq.to_string(),
+                &self.log_rows.to_string(),
+                &self.id.to_string(),
+            ],
+        )
+    }
+}
+
+/// Every view's cursor: (schema, view, feed id, seq).
+fn cursors(db: &dyn Sql) -> Result<Vec<(String, String, i64, i64)>> {
+    Ok(db.query(CURSORS)?.iter().map(|r| (text(&r[0]), text(&r[1]), int(&r[2]), int(&r[3]))).collect())
+}
+
+/// The feeds a view reads, with its cursors and the number of views sharing each.
+pub fn of_view(db: &dyn Sql, catalog: &str, schema: &str, view: &str) -> Result<Vec<Feed>> {
+    let cursors = cursors(db)?;
+    let mine: Vec<&(String, String, i64, i64)> = cursors.iter().filter(|c| c.0 == schema && c.1 == view).collect();
+    if mine.is_empty() {
+        return Ok(vec![]);
+    }
+    let mut out = Vec::new();
+    for r in db.query(FEEDS_OF_VIEW)? {
+        let mut f = Feed::from_row(catalog, &r)?;
+        if let Some(c) = mine.iter().find(|c| c.2 == f.id) {
+            f.cursor = c.3;
+            f.consumers = cursors.iter().filter(|c| c.2 == f.id).count() as i64;
+            out.push(f);
+        }
+    }
+    Ok(out)
+}
+
+/// The feed of `table` and `columns`, created (with its first state taken now) if no view
+/// reads them yet. The columns must be in table order.
+pub fn find_or_start(
+    db: &dyn Sql,
+    catalog: &str,
+    table: &TableId,
+    columns: &[ColumnDef],
+    kind: &SourceKind,
+    size_now: i64,
+) -> Result<Feed> {
+    let key = super::columns_key(columns);
+    let found = db.query_with(FEED_FIND, &[&table.catalog, &table.schema, &table.name, &key])?;
+    if let Some(r) = found.first() {
+        let mut f = Feed::from_row(catalog, r)?;
+        f.consumers = cursors(db)?.iter().filter(|c| c.2 == f.id).count() as i64;
+        return Ok(f);
+    }
+    let id = int(&db.scalar(FEED_NEXT_ID, &[])?);
+    let mut feed = Feed {
+        id,
+        catalog: catalog.to_string(),
+        table: table.clone(),
+        columns: columns.to_vec(),
+        kind: kind.clone(),
+        watermark: None,
+        row_count: 0,
+        size_seen: size_now,
+        seq: 0,
+        log_rows: 0,
+        cursor: 0,
+        consumers: 0,
+    };
+    start_state(db, &mut feed)?;
+    db.execute_with(
+        FEED_INSERT,
+        &[
+            &id.to_string(),
+            &table.catalog,
+            &table.schema,
+            &table.name,
+            &key,
+            feed.kind.as_str(),
+            feed.kind.key_column(),
+            feed.watermark.as_deref().unwrap_or(""),
+            &feed.row_count.to_string(),
+            &feed.size_seen.to_string(),
+        ],
+    )?;
+    db.execute(&sql::create_log(&feed.log(), &feed.table, &feed.columns))?;
+    Ok(feed)
+}
+
+/// Takes the source's first state: the table as it is in this transaction counts as seen.
+fn start_state(db: &dyn Sql, feed: &mut Feed) -> Result<()> {
+    match &feed.kind {
+        SourceKind::Diff => diff::start(db, feed),
+        SourceKind::AppendOnly(pos) => {
+            let (watermark, count) = append_only::baseline(db, &feed.table, pos)?;
+            feed.watermark = watermark;
+            feed.row_count = count;
+            Ok(())
+        }
+    }
+}
+
+/// Switches a feed to another source once its last batch is recorded: the table as it is now
+/// becomes the new source's first state (a declaration made or revoked since the last capture).
+pub fn switch_source(db: &dyn Sql, feed: &mut Feed, kind: &SourceKind) -> Result<()> {
+    if matches!(feed.kind, SourceKind::Diff) {
+        db.execute(&render::drop_table(&feed.snapshot()))?;
+    }
+    feed.kind = kind.clone();
+    feed.watermark = None;
+    feed.row_count = 0;
+    start_state(db, feed)?;
+    feed.save(db)
+}
+
+/// The delta a view has not applied: logged batches after its cursor, then the fresh batch.
+/// Materialized as a temp table (`name`) unless it is exactly the fresh batch.
+pub fn view_delta(db: &dyn Sql, feed: &Feed, fresh: &Fresh, name: &Qualified) -> Result<(Option<Qualified>, DeltaStats)> {
+    if feed.cursor >= feed.seq {
+        return Ok((fresh.delta.clone(), fresh.stats.clone()));
+    }
+    let mut parts = vec![sql::log_after(&feed.log(), &feed.columns, feed.cursor)];
+    if let Some(d) = &fresh.delta {
+        parts.push(sql::delta_of(d, &feed.columns));
+    }
+    db.execute(&render::create_temp_table_as(name, &sql::union_of(&parts)))?;
+    let (stats, _) = DeltaStats::from_row(db.query(&sql::delta_stats(name))?.first())?;
+    if stats.rows == 0 {
+        db.execute(&render::drop_table(name))?;
+        return Ok((None, stats));
+    }
+    Ok((Some(name.clone()), stats))
+}
+
+/// Records a fresh batch in the feed (logging it for the feed's other views) and moves the
+/// reading view's cursor to the feed's newest batch. Runs in the refresh's transaction.
+pub fn commit(db: &dyn Sql, feed: &mut Feed, fresh: &Fresh, schema: &str, view: &str, attached: bool) -> Result<()> {
+    let others = feed.consumers - i64::from(attached);
+    if fresh.stats.rows > 0 || fresh.watermark != feed.watermark || fresh.size_seen != feed.size_seen {
+        if let Some(d) = fresh.delta.as_ref().filter(|_| fresh.stats.rows > 0) {
+            feed.seq += 1;
+            if others > 0 {
+                db.execute(&sql::append_log(&feed.log(), d, &feed.columns, feed.seq))?;
+                feed.log_rows += fresh.stats.rows as i64;
+            }
+        }
+        if matches!(feed.kind, SourceKind::Diff) {
+            diff::advance(db, feed, fresh)?;
+        }
+        feed.watermark = fresh.watermark.clone();
+        feed.row_count = fresh.row_count;
+        feed.size_seen = fresh.size_seen;
+        feed.save(db)?;
+    }
+    let seq = feed.seq.to_string();
+    if attached {
+        db.execute_with(CURSOR_ADVANCE, &[&seq, schema, view, &feed.id.to_string()])?;
+    } else {
+        db.execute_with(CURSOR_SET, &[schema, view, &feed.id.to_string(), &seq])?;
+        feed.consumers += 1;
+    }
+    feed.cursor = feed.seq;
+    trim(db, feed)
+}
+
+/// Drops logged batches that every view of the feed has applied.
+fn trim(db: &dyn Sql, feed: &mut Feed) -> Result<()> {
+    if feed.log_rows == 0 {
+        return Ok(());
+    }
+    let r = db.query_with(FEED_MIN_CURSOR, &[&feed.id.to_string()])?;
+    let min = r.first().map(|r| int(&r[0])).unwrap_or(-1);
+    if min >= 0 {
+        db.execute(&sql::trim_log(&feed.log(), min))?;
+        let left = int(&db.scalar(&render::count_rows(&feed.log()), &[])?);
+        if left != feed.log_rows {
+            feed.log_rows = left;
+            feed.save(db)?;
+        }
+    }
+    Ok(())
+}
+
+/// Detaches a view from its feeds, and drops every feed no view reads any more.
+pub fn detach_view(db: &dyn Sql, catalog: &str, schema: &str, view: &str) -> Result<()> {
+    let feeds = of_view(db, catalog, schema, view)?;
+    db.execute_with(CURSORS_DELETE, &[schema, view])?;
+    for mut f in feeds {
+        f.consumers -= 1;
+        if f.consumers <= 0 {
+            db.execute(&render::drop_table(&f.snapshot()))?;
+            db.execute(&render::drop_table(&f.log()))?;
+            db.execute_with(FEED_DELETE, &[&f.id.to_string()])?;
+        } else {
+            trim(db, &mut f)?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,149 @@
+//! Change capture: the net delta of each base table since a view last applied it.
+//!
+//! DuckDB's C API has no hook on writes, so capture is a stage of its own. Change state is kept
+//! once per base table and set of read columns, in a *feed* shared by every view over it
+//! (`feeds`); each view has a cursor into it. A capture reads what changed since the feed's
+//! last capture (one capture per changed table, however many views read it), and the batch is
+//! appended to the feed's change log only while some other view has not applied it yet.
+//!
+//! Two sources produce the batches, chosen per table:
+//! - `diff` (the default for native tables): a counted snapshot of the read columns, compared
+//!   with the table. Exact for every writer, but it reads the whole table.
+//! - `append_only` (a trusted declaration, `openivm_declare_append_only`): the rows past a
+//!   watermark (the rowid, or a declared ever-increasing key). O(delta).
+//!
+//! Every delta has the read columns plus `openivm_multiplicity` (+1 insert, -1 delete; an
+//! update is a deleted old row and an inserted new row).
+
+pub mod append_only;
+pub mod declare;
+pub mod diff;
+pub mod feeds;
+
+use crate::db::{int, Row, Sql};
+use crate::error::{Error, Result};
+use crate::ir::{ColumnDef, TableId};
+use crate::render::capture::Position;
+use crate::render::Qualified;
+
+/// Which source a table's changes come from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SourceKind {
+    Diff,
+    AppendOnly(Position),
+}
+
+impl SourceKind {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            SourceKind::Diff => "diff",
+            SourceKind::AppendOnly(_) => "append_only",
+        }
+    }
+
+    pub fn key_column(&self) -> &str {
+        match self {
+            SourceKind::AppendOnly(Position::Key(c)) => &c.name,
+            _ => "",
+        }
+    }
+}
+
+/// What a capture or a view's delta holds.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DeltaStats {
+    pub rows: u64,
+    /// Rows with multiplicity -1 (deletes, and the old halves of updates).
+    pub deletes: u64,
+}
+
+impl DeltaStats {
+    pub fn insert_only(&self) -> bool {
+        self.deletes == 0
+    }
+
+    /// Reads (rows, deletes, ...) from a stats query's single row.
+    fn from_row(row: Option<&Row>) -> Result<(DeltaStats, Option<String>)> {
+        let row = row.ok_or_else(|| Error::Internal("a delta statistics query returned no row".into()))?;
+        let n = |i: usize| -> Result<u64> {
+            let v = row.get(i).ok_or_else(|| Error::Internal("a delta statistics row is too short".into()))?;
+            u64::try_from(int(v)).map_err(|_| Error::Internal("a negative delta row count".into()))
+        };
+        Ok((DeltaStats { rows: n(0)?, deletes: n(1)? }, row.get(2).cloned().flatten()))
+    }
+}
+
+/// A batch just captured from a table, not yet recorded in its feed.
+#[derive(Clone, Debug)]
+pub struct Fresh {
+    /// Temp table with the read columns and the multiplicity (None: nothing changed).
+    pub delta: Option<Qualified>,
+    pub stats: DeltaStats,
+    /// The feed's state after this batch.
+    pub watermark: Option<String>,
+    pub row_count: i64,
+    pub size_seen: i64,
+    /// diff: the net change the snapshot advances by.
+    pub net: Option<Qualified>,
+}
+
+/// A capture that found the table as the feed last saw it.
+pub fn unchanged(feed: &feeds::Feed) -> Fresh {
+    Fresh {
+        delta: None,
+        stats: DeltaStats::default(),
+        watermark: feed.watermark.clone(),
+        row_count: feed.row_count,
+        size_seen: feed.size_seen,
+        net: None,
+    }
+}
+
+/// Captures what changed in the feed's table since its last capture into temp tables named
+/// after `name`.
+pub fn capture(db: &dyn Sql, feed: &feeds::Feed, name: &str, size_now: i64) -> Result<Fresh> {
+    match &feed.kind {
+        SourceKind::Diff => diff::capture(db, feed, name, size_now),
+        SourceKind::AppendOnly(pos) => append_only::capture(db, feed, pos, name, size_now),
+    }
+}
+
+/// Whether a capture can be skipped: an append-only table whose appended-row count did not
+/// move since the last capture has no new rows (a diff table can only be known by reading it).
+pub fn surely_unchanged(feed: &feeds::Feed, size_now: i64) -> bool {
+    matches!(feed.kind, SourceKind::AppendOnly(_)) && size_now == feed.size_seen
+}
+
+/// The table's state a refresh's current-state scans must read when they run in a later
+/// transaction than the capture: an append-only table bounded by the watermark the capture
+/// reached (None: read the table as it is).
+pub fn bounded_state(feed: &feeds::Feed, fresh: &Fresh) -> Option<String> {
+    match &feed.kind {
+        SourceKind::AppendOnly(pos) => {
+            Some(crate::render::capture::bounded_state(&feed.table, pos, fresh.watermark.as_deref()))
+        }
+        SourceKind::Diff => None,
+    }
+}
+
+/// The columns of a table a feed tracks, in table order (the feed's identity with the table).
+pub fn columns_key(columns: &[ColumnDef]) -> String {
+    serde_json::to_string(columns).unwrap_or_default()
+}
+
+/// Drops the temp tables a capture made.
+pub fn discard(db: &dyn Sql, fresh: &Fresh) -> Result<()> {
+    for t in [&fresh.delta, &fresh.net].into_iter().flatten() {
+        db.execute(&crate::render::drop_table(t))?;
+    }
+    Ok(())
+}
+
+/// The delta name of the k-th table of a refresh.
+pub fn temp_name(prefix: &str, k: usize) -> Qualified {
+    Qualified::temp(format!("openivm_{prefix}_{k}"))
+}
+
+pub fn table_label(t: &TableId) -> String {
+    format!("{}.{}.{}", t.catalog, t.schema, t.name)
+}

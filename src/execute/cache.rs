@@ -1,0 +1,178 @@
+//! Compiled views, kept per database instance: a refresh revalidates its view with one catalog
+//! read (each table's identity and definition) instead of parsing, binding and describing the
+//! query and re-reading foreign keys and declarations every time.
+
+use std::collections::HashMap;
+
+use crate::capture::{declare, SourceKind};
+use crate::catalog::SqlCatalog;
+use crate::db::{int, text, Sql};
+use crate::error::{Error, Result};
+use crate::facts::ForeignKey;
+use crate::ir::{ColumnDef, TableId, ViewQuery};
+use crate::render::OutputColumn;
+use crate::{fk_sources, settings};
+
+use super::{compile, find_view, signature, view_location, ViewRecord};
+
+const TABLE_SIZES: &str = include_str!("../../sql/capture/table_sizes.sql");
+
+/// Everything a refresh needs to know about a view that does not change between refreshes.
+#[derive(Clone, Debug)]
+pub struct Compiled {
+    pub view: ViewRecord,
+    pub q: ViewQuery,
+    pub outputs: Vec<OutputColumn>,
+    /// Distinct base tables, and per table the columns the view reads (table order).
+    pub tables: Vec<TableId>,
+    pub read_columns: Vec<Vec<ColumnDef>>,
+    /// Per leaf: its table's index in `tables`.
+    pub leaf_table: Vec<usize>,
+    /// Foreign-key facts between the tables (catalog constraints and valid RELY declarations).
+    pub fks: Vec<ForeignKey>,
+    /// The change source each table declares.
+    pub sources: Vec<SourceKind>,
+    /// Per table: (oid, definition) when compiled; any change recompiles.
+    identity: Vec<(String, String)>,
+    /// Measured on earlier refreshes of this instance (ms).
+    pub last_incremental_ms: Option<f64>,
+    pub last_full_ms: Option<f64>,
+}
+
+/// Settings as read once per instance (changed only through openivm_set, which invalidates).
+#[derive(Clone, Debug)]
+pub struct Settings {
+    pub fk_pruning: bool,
+    pub refresh_mode: String,
+}
+
+#[derive(Default)]
+pub struct Cache {
+    views: HashMap<String, Compiled>,
+    settings: Option<Settings>,
+    defaults: Option<(String, String)>,
+}
+
+/// The state of a view's tables now: (oid, definition, appended-row count) per table.
+pub fn table_states(db: &dyn Sql, tables: &[TableId]) -> Result<Vec<(String, String, i64)>> {
+    let rows = db.query(TABLE_SIZES)?;
+    tables
+        .iter()
+        .map(|t| {
+            rows.iter()
+                .find(|r| text(&r[0]) == t.catalog && text(&r[1]) == t.schema && text(&r[2]) == t.name)
+                .map(|r| (text(&r[3]), text(&r[4]), int(&r[5])))
+                .ok_or_else(|| Error::Stale {
+                    view: String::new(),
+                    detail: format!("its table {}.{}.{} no longer exists", t.catalog, t.schema, t.name),
+                })
+        })
+        .collect()
+}
+
+impl Cache {
+    /// Forgets every compiled view and the settings (after a declaration, a revocation or a
+    /// setting changed).
+    pub fn invalidate(&mut self) {
+        self.views.clear();
+        self.settings = None;
+    }
+
+    pub fn forget(&mut self, key: &str) {
+        self.views.remove(key);
+    }
+
+    pub fn defaults(&mut self, db: &dyn Sql) -> Result<(String, String)> {
+        if let Some(d) = &self.defaults {
+            return Ok(d.clone());
+        }
+        let d = SqlCatalog::new(db).defaults()?;
+        self.defaults = Some(d.clone());
+        Ok(d)
+    }
+
+    pub fn settings(&mut self, db: &dyn Sql) -> Result<Settings> {
+        if let Some(s) = &self.settings {
+            return Ok(s.clone());
+        }
+        let s = Settings { fk_pruning: settings::fk_pruning(db)?, refresh_mode: settings::refresh_mode(db)? };
+        self.settings = Some(s.clone());
+        Ok(s)
+    }
+
+    /// The compiled view `name`, revalidated against the catalog, and its tables'
+    /// appended-row counts now.
+    pub fn compiled(&mut self, db: &dyn Sql, name: &str) -> Result<(String, Compiled, Vec<i64>)> {
+        let defaults = self.defaults(db)?;
+        let at = view_location(&defaults, name)?;
+        let key = format!("{}.{}", at.schema.to_lowercase(), at.name.to_lowercase());
+        if let Some(c) = self.views.get(&key) {
+            let now = table_states(db, &c.tables).map_err(|e| restale(e, name))?;
+            if now.iter().zip(&c.identity).all(|(n, (oid, sql))| &n.0 == oid && &n.1 == sql) {
+                return Ok((key, c.clone(), now.iter().map(|n| n.2).collect()));
+            }
+        }
+        let view = find_view(db, &defaults, name)?;
+        let (q, outputs) = compile(db, &view.query).map_err(|e| match e {
+            Error::Sql { .. } | Error::Bind(_) => Error::Stale { view: name.to_string(), detail: e.to_string() },
+            other => other,
+        })?;
+        if signature(&q) != view.signature {
+            return Err(Error::Stale {
+                view: name.to_string(),
+                detail: "a column it reads was added, dropped, renamed or retyped".into(),
+            });
+        }
+        let tables = q.tables();
+        let read_columns: Vec<Vec<ColumnDef>> = tables.iter().map(|t| q.table_columns(t)).collect();
+        let all_columns: Vec<Vec<ColumnDef>> = tables
+            .iter()
+            .map(|t| q.leaves.iter().find(|l| &l.table == t).map(|l| l.columns.clone()).unwrap_or_default())
+            .collect();
+        let leaf_table = q
+            .leaves
+            .iter()
+            .map(|l| tables.iter().position(|t| t == &l.table))
+            .collect::<Option<Vec<usize>>>()
+            .ok_or_else(|| Error::Internal("a leaf's table is not among the view's tables".into()))?;
+        let fks = fk_sources::foreign_keys(db, &tables)?;
+        let sources = declare::sources(db, &tables, &all_columns)?;
+        let now = table_states(db, &tables).map_err(|e| restale(e, name))?;
+        let (last_incremental_ms, last_full_ms) =
+            self.views.get(&key).map(|c| (c.last_incremental_ms, c.last_full_ms)).unwrap_or((None, None));
+        let c = Compiled {
+            view,
+            q,
+            outputs,
+            tables,
+            read_columns,
+            leaf_table,
+            fks,
+            sources,
+            identity: now.iter().map(|n| (n.0.clone(), n.1.clone())).collect(),
+            last_incremental_ms,
+            last_full_ms,
+        };
+        self.views.insert(key.clone(), c.clone());
+        Ok((key, c, now.iter().map(|n| n.2).collect()))
+    }
+
+    /// Remembers how long a refresh of the view took, for auto mode.
+    pub fn measured(&mut self, key: &str, incremental_ms: Option<f64>, full_ms: Option<f64>) {
+        if let Some(c) = self.views.get_mut(key) {
+            if incremental_ms.is_some() {
+                c.last_incremental_ms = incremental_ms;
+            }
+            if full_ms.is_some() {
+                c.last_full_ms = full_ms;
+            }
+        }
+    }
+}
+
+fn restale(e: Error, name: &str) -> Error {
+    match e {
+        Error::Stale { detail, .. } => Error::Stale { view: name.to_string(), detail },
+        other => other,
+    }
+}

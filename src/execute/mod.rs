@@ -1,0 +1,322 @@
+//! Stage 6: runs the data path against the database on the extension's connection: create
+//! (parse, bind, fill, attach to the tables' change feeds), refresh (capture, plan, apply or
+//! recompute, advance the cursors), explain (the same plan, not applied), drop.
+
+pub mod cache;
+pub mod mode;
+pub mod refresh;
+pub mod verify;
+
+use std::time::Instant;
+
+use serde::Serialize;
+
+use crate::ast::TableName;
+use crate::bind::bind;
+use crate::capture::{self, feeds};
+use crate::catalog::{table_name, SqlCatalog};
+use crate::db::{int, text, Sql};
+use crate::error::{Error, Result};
+use crate::ir::{ColumnDef, TableId, ViewQuery};
+use crate::parse::parse_select;
+use crate::render::{self, OutputColumn, Qualified};
+use crate::settings;
+
+pub use cache::Cache;
+
+const METADATA: &str = include_str!("../../sql/metadata.sql");
+const VIEW_INSERT: &str = include_str!("../../sql/views/insert.sql");
+const VIEW_FIND: &str = include_str!("../../sql/views/find.sql");
+const VIEW_DELETE: &str = include_str!("../../sql/views/delete.sql");
+const SCHEMA_EXISTS: &str = include_str!("../../sql/catalog/schema_exists.sql");
+const PARSE_TREE: &str = include_str!("../../sql/catalog/parse_tree.sql");
+const ALL_VIEWS: &str = include_str!("../../sql/views/all.sql");
+const HISTORY_INSERT: &str = include_str!("../../sql/capture/history_insert.sql");
+
+/// Runs `f` in one transaction: all of its writes commit together, or none does.
+pub fn in_transaction<T>(db: &dyn Sql, f: impl FnOnce() -> Result<T>) -> Result<T> {
+    db.execute("BEGIN TRANSACTION")?;
+    match f() {
+        Ok(v) => match db.execute("COMMIT") {
+            Ok(()) => Ok(v),
+            Err(e) => {
+                let _ = db.execute("ROLLBACK");
+                Err(e)
+            }
+        },
+        Err(e) => {
+            let _ = db.execute("ROLLBACK");
+            Err(e)
+        }
+    }
+}
+
+/// Creates the metadata tables if this database has none yet.
+pub fn ensure_metadata(db: &dyn Sql) -> Result<()> {
+    db.execute(METADATA)?;
+    settings::ensure(db)
+}
+
+fn metadata_exists(db: &dyn Sql) -> Result<bool> {
+    crate::catalog::main_table_exists(db, "openivm_views")
+}
+
+/// Where a view of this name lives: the default database, the given or default schema.
+fn view_location(defaults: &(String, String), arg: &str) -> Result<Qualified> {
+    let name = table_name(arg)?;
+    let (default_catalog, default_schema) = defaults;
+    if let Some(c) = &name.catalog {
+        if !c.eq_ignore_ascii_case(default_catalog) {
+            return Err(Error::InvalidArgument(format!(
+                "views are kept in the database openivm was loaded into ('{default_catalog}'); '{arg}' names another database"
+            )));
+        }
+    }
+    Ok(Qualified {
+        catalog: default_catalog.clone(),
+        schema: name.schema.unwrap_or_else(|| default_schema.clone()),
+        name: name.name,
+    })
+}
+
+/// A maintained view as its metadata row records it.
+#[derive(Clone, Debug)]
+pub struct ViewRecord {
+    pub at: Qualified,
+    pub query: String,
+    pub data: Qualified,
+    pub signature: String,
+}
+
+fn find_view(db: &dyn Sql, defaults: &(String, String), arg: &str) -> Result<ViewRecord> {
+    let at = view_location(defaults, arg)?;
+    if !metadata_exists(db)? {
+        return Err(Error::UnknownView(arg.to_string()));
+    }
+    let rows = db.query_with(VIEW_FIND, &[&at.catalog, &at.schema, &at.name])?;
+    let Some(r) = rows.first() else {
+        return Err(Error::UnknownView(arg.to_string()));
+    };
+    let at = Qualified { catalog: text(&r[1]), schema: text(&r[2]), name: text(&r[0]) };
+    Ok(ViewRecord { data: at.sibling(text(&r[4])), query: text(&r[3]), signature: text(&r[5]), at })
+}
+
+/// Parses and binds a view query against the current catalog; DuckDB's own binder then checks
+/// it and names and types its output columns.
+fn compile(db: &dyn Sql, query: &str) -> Result<(ViewQuery, Vec<OutputColumn>)> {
+    let json = db.scalar(PARSE_TREE, &[query])?.ok_or_else(|| Error::Parse("DuckDB returned no parse tree".into()))?;
+    let select = parse_select(&json)?;
+    let mut q = bind(select, &SqlCatalog::new(db))?;
+    let outputs = describe(db, query)?;
+    q.set_output_types(&outputs.iter().map(|o| o.ty.clone()).collect::<Vec<_>>(), render::needs_text_identity);
+    Ok((q, outputs))
+}
+
+#[derive(Serialize)]
+struct SignatureLeaf<'a> {
+    alias: &'a str,
+    table: &'a TableId,
+    columns: Vec<&'a ColumnDef>,
+}
+
+/// What a view depends on: each leaf's table and the names and types of the columns it reads.
+fn signature(q: &ViewQuery) -> String {
+    let leaves: Vec<SignatureLeaf> = q
+        .leaves
+        .iter()
+        .zip(&q.used_columns)
+        .map(|(l, used)| SignatureLeaf {
+            alias: &l.alias,
+            table: &l.table,
+            columns: l.columns.iter().filter(|c| used.contains(&c.name)).collect(),
+        })
+        .collect();
+    serde_json::to_string(&leaves).unwrap_or_default()
+}
+
+fn describe(db: &dyn Sql, query: &str) -> Result<Vec<OutputColumn>> {
+    let rows = db.query(&render::describe(query))?;
+    Ok(rows.iter().map(|r| OutputColumn { name: text(&r[0]), ty: text(&r[1]) }).collect())
+}
+
+/// One refresh (or the initial fill) as `openivm_refresh_history` records it.
+pub struct HistoryRow<'a> {
+    pub view: &'a Qualified,
+    pub started_at: &'a str,
+    pub mode: mode::Mode,
+    pub reason: &'a str,
+    pub counts: crate::plan::TermCounts,
+    pub delta_rows: i64,
+    pub capture_ms: f64,
+    pub apply_ms: f64,
+    pub total_ms: f64,
+}
+
+fn record_history(db: &dyn Sql, h: &HistoryRow) -> Result<()> {
+    db.execute_with(
+        HISTORY_INSERT,
+        &[
+            &h.view.name,
+            &h.view.schema,
+            h.started_at,
+            h.mode.as_str(),
+            h.reason,
+            &h.counts.total.to_string(),
+            &h.counts.fk_pruned.to_string(),
+            &h.counts.empty_skipped.to_string(),
+            &h.counts.run.to_string(),
+            &h.delta_rows.to_string(),
+            &format!("{:.3}", h.capture_ms),
+            &format!("{:.3}", h.apply_ms),
+            &format!("{:.3}", h.total_ms),
+        ],
+    )
+}
+
+fn now_text(db: &dyn Sql) -> Result<String> {
+    Ok(text(&db.scalar("SELECT now()::TIMESTAMP::VARCHAR", &[])?))
+}
+
+pub struct Created {
+    pub view: String,
+    pub rows: i64,
+}
+
+pub fn create(db: &dyn Sql, cache: &mut Cache, name: &str, query: &str) -> Result<Created> {
+    let started = Instant::now();
+    let defaults = cache.defaults(db)?;
+    let created = in_transaction(db, || {
+        ensure_metadata(db)?;
+        let at = view_location(&defaults, name)?;
+        if at.name.to_ascii_lowercase().starts_with("openivm_") {
+            return Err(Error::InvalidArgument(format!("names starting with openivm_ are reserved ('{}')", at.name)));
+        }
+        if db.scalar(SCHEMA_EXISTS, &[&at.catalog, &at.schema])?.as_deref() == Some("0") {
+            return Err(Error::InvalidArgument(format!("schema '{}' does not exist", at.schema)));
+        }
+        let taken = SqlCatalog::new(db).find(&TableName {
+            catalog: Some(at.catalog.clone()),
+            schema: Some(at.schema.clone()),
+            name: at.name.clone(),
+        })?;
+        if taken.is_some() {
+            return Err(Error::NameTaken(name.to_string()));
+        }
+        if !db.query_with(VIEW_FIND, &[&at.catalog, &at.schema, &at.name])?.is_empty() {
+            return Err(Error::InvalidArgument(format!(
+                "a maintained view named '{}' is still registered although its DuckDB view was dropped; \
+                 run openivm_drop('{}') first",
+                at.name, at.name
+            )));
+        }
+        // DuckDB's own binder has the last word on the query and names its columns.
+        let (q, outputs) = compile(db, query)?;
+        for (i, o) in outputs.iter().enumerate() {
+            if outputs[..i].iter().any(|p| p.name.eq_ignore_ascii_case(&o.name)) {
+                return Err(Error::InvalidArgument(format!(
+                    "the query has two output columns named '{}'; give them distinct aliases",
+                    o.name
+                )));
+            }
+        }
+        // Attach to the tables' feeds first: a feed other views already read is brought up to
+        // date (its batch logged for them), so that the fill below and the cursor agree.
+        attach(db, &q, &at, &defaults.0)?;
+        let data = at.sibling(format!("openivm_data_{}", at.name));
+        db.execute(&render::create_table_as(&data, &render::aggregate_weighted(&q, &render::full_select(&q))))?;
+        let data_columns = SqlCatalog::new(db).columns(&data.table_id())?;
+        let sum_kinds: Vec<render::SumKind> = (0..q.aggregate_count())
+            .map(|j| {
+                let sum = crate::ir::stored::agg_sum(j);
+                data_columns
+                    .iter()
+                    .find(|c| c.name == sum)
+                    .map_or(render::SumKind::Float, |c| render::SumKind::of(&c.ty))
+            })
+            .collect();
+        let view_sql = render::visible_view(&q, &data, &outputs, &sum_kinds);
+        db.execute(&render::create_view(&at, &view_sql))?;
+        let leaves = serde_json::to_string(&q.leaves.iter().map(|l| (&l.alias, &l.table)).collect::<Vec<_>>())
+            .map_err(|e| Error::Internal(e.to_string()))?;
+        db.execute_with(
+            VIEW_INSERT,
+            &[&at.name, &at.catalog, &at.schema, query, &leaves, q.kind(), &data.name, &signature(&q)],
+        )?;
+        let rows = int(&db.scalar(&render::count_rows(&at), &[])?);
+        let total_ms = started.elapsed().as_secs_f64() * 1000.0;
+        let started_at = now_text(db)?;
+        record_history(
+            db,
+            &HistoryRow {
+                view: &at,
+                started_at: &started_at,
+                mode: mode::Mode::Full,
+                reason: "initial fill",
+                counts: Default::default(),
+                delta_rows: 0,
+                capture_ms: 0.0,
+                apply_ms: total_ms,
+                total_ms,
+            },
+        )?;
+        Ok(Created { view: at.name.clone(), rows })
+    })?;
+    Ok(created)
+}
+
+/// Attaches a view to the feeds of its tables (starting feeds no view reads yet), with its
+/// cursors at each feed's newest batch after bringing shared feeds up to date.
+fn attach(db: &dyn Sql, q: &ViewQuery, at: &Qualified, catalog: &str) -> Result<()> {
+    let tables = q.tables();
+    let all_columns: Vec<Vec<ColumnDef>> = tables
+        .iter()
+        .map(|t| q.leaves.iter().find(|l| &l.table == t).map(|l| l.columns.clone()).unwrap_or_default())
+        .collect();
+    let kinds = capture::declare::sources(db, &tables, &all_columns)?;
+    let sizes: Vec<i64> = cache::table_states(db, &tables)?.iter().map(|s| s.2).collect();
+    for (k, t) in tables.iter().enumerate() {
+        let mut feed = feeds::find_or_start(db, catalog, t, &q.table_columns(t), &kinds[k], sizes[k])?;
+        let fresh = if feed.consumers > 0 && !capture::surely_unchanged(&feed, sizes[k]) {
+            capture::capture(db, &feed, &format!("attach_{k}"), sizes[k])?
+        } else {
+            capture::unchanged(&feed)
+        };
+        feed.cursor = feed.seq;
+        feeds::commit(db, &mut feed, &fresh, &at.schema, &at.name, false)?;
+        if feed.kind != kinds[k] {
+            feeds::switch_source(db, &mut feed, &kinds[k])?;
+        }
+        capture::discard(db, &fresh)?;
+    }
+    Ok(())
+}
+
+/// Every maintained view, as `schema.name` in creation order.
+pub fn all_views(db: &dyn Sql) -> Result<Vec<String>> {
+    if !metadata_exists(db)? {
+        return Ok(vec![]);
+    }
+    Ok(db
+        .query(ALL_VIEWS)?
+        .iter()
+        .map(|r| format!("{}.{}", render::ident(&text(&r[0])), render::ident(&text(&r[1]))))
+        .collect())
+}
+
+/// Removes a view, its stored result and its cursors (and feeds no other view reads).
+pub fn drop_view(db: &dyn Sql, cache: &mut Cache, name: &str) -> Result<String> {
+    let defaults = cache.defaults(db)?;
+    let dropped = in_transaction(db, || {
+        let view = find_view(db, &defaults, name)?;
+        let at = &view.at;
+        db.execute(&render::drop_view(at))?;
+        db.execute(&render::drop_table(&view.data))?;
+        if crate::catalog::main_table_exists(db, "openivm_views")? {
+            feeds::detach_view(db, &at.catalog, &at.schema, &at.name)?;
+        }
+        db.execute_with(VIEW_DELETE, &[&at.catalog, &at.schema, &at.name])?;
+        Ok(at.clone())
+    })?;
+    cache.forget(&format!("{}.{}", dropped.schema.to_lowercase(), dropped.name.to_lowercase()));
+    Ok(dropped.name)
+}

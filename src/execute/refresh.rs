@@ -1,0 +1,569 @@
+//! Refresh and explain.
+//!
+//! A refresh runs in two transactions. The first captures the append-only tables (O(delta))
+//! into temp tables and commits them, so that DuckDB's optimizer sees their real sizes (a table
+//! created inside the transaction that reads it looks empty to it, and hash joins then build on
+//! the wrong side). The second captures the diff tables, applies the delta terms (or
+//! recomputes), and advances the feeds and the view's cursors. Its current-state scans of the
+//! append-only tables are bounded by the watermarks the first reached, so rows committed in
+//! between are left to the next refresh. If the second fails, nothing moved: the next refresh
+//! captures the same rows again. A refresh that finds nothing to do writes nothing.
+
+use std::collections::HashSet;
+use std::time::Instant;
+
+use super::cache::{Cache, Compiled};
+use super::mode::{self, Mode, Requested};
+use super::{in_transaction, now_text, record_history, HistoryRow};
+use crate::capture::{self, feeds, feeds::Feed, DeltaStats, Fresh, SourceKind};
+use crate::db::Sql;
+use crate::error::{Error, Result};
+use crate::facts::{self, ProvenRelation};
+use crate::plan::{self, Term, TermCounts, TermStatus};
+use crate::render::{self, Qualified, Source};
+
+const VIEW_MARK_REFRESHED: &str = include_str!("../../sql/views/mark_refreshed.sql");
+
+/// Above this many run terms, a refresh evaluates them all in one combined join (see
+/// `render::combined_terms`) instead of one join per term.
+pub const COMBINE_ABOVE: usize = 15;
+
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Options {
+    pub fk_pruning: Option<bool>,
+    pub mode: Option<Requested>,
+}
+
+/// One table of a refresh: its feed, what was captured, and the view's delta of it.
+struct Input {
+    feed: Feed,
+    fresh: Fresh,
+    /// The view's delta: logged batches after its cursor and the fresh batch.
+    delta: Option<Qualified>,
+    stats: DeltaStats,
+    /// Captured in the first transaction: current-state scans read this bounded state.
+    bounded: Option<String>,
+    /// The source the table declares now, when the feed must switch to it after this batch.
+    switch_to: Option<SourceKind>,
+}
+
+/// Everything a refresh or an explain decides before it writes.
+struct Prepared {
+    key: String,
+    c: Compiled,
+    inputs: Vec<Input>,
+    relations: Vec<ProvenRelation>,
+    fk_bits: plan::Mask,
+    plan: Vec<(Term, TermStatus)>,
+    mode: Mode,
+    reason: String,
+    /// The view stops tracking its tables (auto found the capture dearer than a recompute), or
+    /// starts tracking them again.
+    detach: bool,
+    reattach: bool,
+    capture_ms: f64,
+}
+
+/// What the first transaction found.
+enum First {
+    NothingToDo { c: Compiled },
+    Go { key: String, c: Compiled, sizes: Vec<i64>, inputs: Vec<Option<Input>>, requested: Requested, pruning: bool },
+}
+
+fn requested_mode(c: &super::cache::Settings, opts: &Options) -> Requested {
+    opts.mode.or_else(|| Requested::parse(&c.refresh_mode)).unwrap_or(Requested::Auto)
+}
+
+/// The feed of table `k` of the view among those it has cursors into.
+fn feed_of(feeds: &[Feed], c: &Compiled, k: usize) -> Option<Feed> {
+    feeds
+        .iter()
+        .find(|f| f.table == c.tables[k] && f.columns == c.read_columns[k])
+        .cloned()
+}
+
+fn first_transaction(db: &dyn Sql, cache: &mut Cache, name: &str, opts: &Options) -> Result<First> {
+    let (key, c, sizes) = cache.compiled(db, name)?;
+    let settings = cache.settings(db)?;
+    let requested = requested_mode(&settings, opts);
+    let pruning = opts.fk_pruning.unwrap_or(settings.fk_pruning);
+    let at = &c.view.at;
+    let feeds = feeds::of_view(db, &at.catalog, &at.schema, &at.name)?;
+    let mut inputs: Vec<Option<Input>> = Vec::new();
+    for k in 0..c.tables.len() {
+        let Some(feed) = feed_of(&feeds, &c, k) else {
+            inputs.push(None);
+            continue;
+        };
+        let declared = &c.sources[k];
+        if !matches!(feed.kind, SourceKind::AppendOnly(_)) || &feed.kind != declared {
+            inputs.push(None); // captured in the second transaction
+            continue;
+        }
+        let fresh = if capture::surely_unchanged(&feed, sizes[k]) {
+            capture::unchanged(&feed)
+        } else {
+            capture::capture(db, &feed, &format!("fresh_{k}"), sizes[k])?
+        };
+        let (delta, stats) = feeds::view_delta(db, &feed, &fresh, &capture::temp_name("delta", k))?;
+        let bounded = capture::bounded_state(&feed, &fresh);
+        inputs.push(Some(Input { feed, fresh, delta, stats, bounded, switch_to: None }));
+    }
+    let all_captured = inputs.iter().all(|i| i.is_some());
+    let nothing = all_captured
+        && inputs.iter().flatten().all(|i| i.stats.rows == 0 && i.fresh.size_seen == i.feed.size_seen)
+        && requested != Requested::Full;
+    if nothing {
+        return Ok(First::NothingToDo { c });
+    }
+    Ok(First::Go { key, c, sizes, inputs, requested, pruning })
+}
+
+fn second_transaction(
+    db: &dyn Sql,
+    key: String,
+    c: Compiled,
+    sizes: Vec<i64>,
+    mut captured: Vec<Option<Input>>,
+    requested: Requested,
+    pruning: bool,
+    capture_started: Instant,
+    round: &mut HashSet<i64>,
+) -> Result<Prepared> {
+    let at = c.view.at.clone();
+    let feeds = feeds::of_view(db, &at.catalog, &at.schema, &at.name)?;
+    let detached = (0..c.tables.len()).any(|k| feed_of(&feeds, &c, k).is_none());
+    let has_diff = c.sources.iter().any(|s| matches!(s, SourceKind::Diff));
+    let skip = if has_diff && !detached {
+        mode::skip_capture(requested, c.last_incremental_ms, c.last_full_ms)
+    } else {
+        None
+    };
+    let table_rows: Vec<i64> = sizes.clone();
+    if detached || skip.is_some() {
+        // Recompute without capturing: a detached view reads no feed; re-attaching starts at
+        // the tables' state in this transaction.
+        for i in captured.iter().flatten() {
+            capture::discard(db, &i.fresh)?;
+            drop_delta(db, i)?;
+        }
+        let reattach = detached && requested == Requested::Incremental;
+        let reason = match (&skip, reattach) {
+            (Some(r), _) => r.clone(),
+            (None, true) => "the view tracks its tables again (mode := 'incremental'); recomputed once".into(),
+            (None, false) => "the view does not track its tables (auto chose recomputing earlier); recomputed".into(),
+        };
+        return Ok(Prepared {
+            key,
+            c,
+            inputs: vec![],
+            relations: vec![],
+            fk_bits: 0,
+            plan: vec![],
+            mode: Mode::Full,
+            reason,
+            detach: skip.is_some(),
+            reattach,
+            capture_ms: capture_started.elapsed().as_secs_f64() * 1000.0,
+        });
+    }
+    let mut inputs = Vec::new();
+    for k in 0..c.tables.len() {
+        if let Some(i) = captured[k].take() {
+            inputs.push(i);
+            continue;
+        }
+        let Some(feed) = feed_of(&feeds, &c, k) else {
+            return Err(Error::Internal("a feed disappeared during a refresh".into()));
+        };
+        // In a refresh of several views, a feed is captured once; the views after the first
+        // read its batch from the log.
+        let fresh = if round.insert(feed.id) {
+            capture::capture(db, &feed, &format!("fresh_{k}"), sizes[k])?
+        } else {
+            capture::unchanged(&feed)
+        };
+        let (delta, stats) = feeds::view_delta(db, &feed, &fresh, &capture::temp_name("delta", k))?;
+        let switch_to = (feed.kind != c.sources[k]).then(|| c.sources[k].clone());
+        inputs.push(Input { feed, fresh, delta, stats, bounded: None, switch_to });
+    }
+    let capture_ms = capture_started.elapsed().as_secs_f64() * 1000.0;
+    let leaf_rows: Vec<u64> = c.leaf_table.iter().map(|&k| inputs[k].stats.rows).collect();
+    let insert_only: Vec<bool> = c.leaf_table.iter().map(|&k| inputs[k].stats.insert_only()).collect();
+    let (relations, fk_bits) = if pruning {
+        let relations = facts::proven_relations(&c.q, &c.fks);
+        let bits = facts::fk_skip_bits(&relations, &insert_only);
+        (relations, bits)
+    } else {
+        (vec![], 0)
+    };
+    let plan = plan::plan_terms(c.q.leaves.len(), plan::empty_delta_bits(&leaf_rows), fk_bits);
+    let run_masks: Vec<u32> = plan.iter().filter(|(_, s)| *s == TermStatus::Run).map(|(t, _)| t.mask).collect();
+    let leaf_table_rows: Vec<u64> = c.leaf_table.iter().map(|&k| table_rows[k].max(0) as u64).collect();
+    let (mode, reason) = mode::choose(requested, &run_masks, &leaf_rows, &leaf_table_rows);
+    Ok(Prepared {
+        key,
+        c,
+        inputs,
+        relations,
+        fk_bits,
+        plan,
+        mode,
+        reason,
+        detach: false,
+        reattach: false,
+        capture_ms,
+    })
+}
+
+fn drop_delta(db: &dyn Sql, i: &Input) -> Result<()> {
+    if let Some(d) = &i.delta {
+        if Some(d) != i.fresh.delta.as_ref() {
+            db.execute(&render::drop_table(d))?;
+        }
+    }
+    Ok(())
+}
+
+impl Prepared {
+    /// Where leaf `i` reads from in a term: its delta, its bounded state, or the table.
+    fn source(&self, i: usize, as_delta: bool) -> Source {
+        let input = &self.inputs[self.c.leaf_table[i]];
+        match (as_delta, &input.delta, &input.bounded) {
+            (true, Some(d), _) => Source::Delta(d.clone()),
+            (_, _, Some(b)) => Source::Bounded(b.clone()),
+            _ => Source::Current(self.c.q.leaves[i].table.clone()),
+        }
+    }
+
+    fn sources(&self, term: Term) -> Vec<Source> {
+        (0..self.c.q.leaves.len()).map(|i| self.source(i, term.mask & (1 << i) != 0)).collect()
+    }
+
+    fn term_sql(&self, term: Term) -> String {
+        render::term_select(&self.c.q, term, &self.sources(term))
+    }
+
+    fn full_sql(&self) -> String {
+        let all = Term { mask: 0, sign: 1 };
+        if self.inputs.is_empty() {
+            return render::full_select(&self.c.q);
+        }
+        self.term_sql(all)
+    }
+
+    fn run_terms(&self) -> Vec<Term> {
+        self.plan.iter().filter(|(_, s)| *s == TermStatus::Run).map(|(t, _)| *t).collect()
+    }
+
+    fn delta_leaves(&self, term: Term) -> String {
+        plan::leaves_of(term.mask).map(|i| self.c.q.leaves[i].alias.clone()).collect::<Vec<_>>().join(",")
+    }
+
+    fn leaf_stats(&self, i: usize) -> &DeltaStats {
+        &self.inputs[self.c.leaf_table[i]].stats
+    }
+
+    fn reason(&self, term: Term, status: TermStatus) -> String {
+        let run = self.run_terms().len();
+        match status {
+            TermStatus::Run if run > COMBINE_ABOVE => {
+                format!("delta rows to join; the {run} run terms are evaluated in one combined join")
+            }
+            TermStatus::Run => "delta rows to join".into(),
+            TermStatus::EmptySkipped => {
+                let empty: Vec<String> = plan::leaves_of(term.mask)
+                    .filter(|&i| self.leaf_stats(i).rows == 0)
+                    .map(|i| self.c.q.leaves[i].alias.clone())
+                    .collect();
+                format!("empty delta: {}", empty.join(","))
+            }
+            TermStatus::FkPruned => {
+                let mut parts = Vec::new();
+                for i in plan::leaves_of(term.mask) {
+                    for r in facts::reasons_for(&self.relations, i) {
+                        if !self.leaf_stats(i).insert_only() {
+                            continue;
+                        }
+                        let child = &self.c.q.leaves[r.child_leaf].alias;
+                        let parent = &self.c.q.leaves[r.parent_leaf].alias;
+                        parts.push(format!(
+                            "{child}({}) -> {parent}({}) [{}]; delta of {parent} is insert-only",
+                            r.fk.child_columns.join(","),
+                            r.fk.parent_columns.join(","),
+                            r.fk.source.as_str()
+                        ));
+                    }
+                }
+                parts.dedup();
+                format!("foreign key {}", parts.join("; "))
+            }
+        }
+    }
+
+    fn delta_rows(&self) -> i64 {
+        self.inputs.iter().map(|i| i.stats.rows as i64).sum()
+    }
+
+    /// Applies the run terms to the stored result.
+    fn apply_terms(&self, db: &dyn Sql) -> Result<()> {
+        let run = self.run_terms();
+        if run.is_empty() {
+            return Ok(());
+        }
+        let q = &self.c.q;
+        let rows = if run.len() > COMBINE_ABOVE {
+            let with_delta = run.iter().fold(0, |m, t| m | t.mask);
+            let leaves: Vec<render::CombinedLeaf> = q
+                .leaves
+                .iter()
+                .enumerate()
+                .map(|(i, l)| render::CombinedLeaf {
+                    table: l.table.clone(),
+                    delta: (with_delta & (1 << i) != 0)
+                        .then(|| self.inputs[self.c.leaf_table[i]].delta.clone())
+                        .flatten(),
+                    columns: render::column_list(&q.table_columns(&l.table)),
+                })
+                .collect();
+            render::combined_terms(q, &leaves, self.fk_bits)
+        } else {
+            render::union_all(&run.iter().map(|t| self.term_sql(*t)).collect::<Vec<_>>())
+        };
+        let delta = render::aggregate_weighted(q, &rows);
+        db.execute(&render::apply_view_delta(q, &self.c.view.data, &delta))
+    }
+
+    /// Recomputes the stored result from the tables' state this refresh brings the view to.
+    fn recompute(&self, db: &dyn Sql) -> Result<()> {
+        let data = &self.c.view.data;
+        db.execute(&render::delete_all(data))?;
+        db.execute(&render::insert_into(data, &render::aggregate_weighted(&self.c.q, &self.full_sql())))
+    }
+
+    fn discard(&self, db: &dyn Sql) -> Result<()> {
+        for i in &self.inputs {
+            drop_delta(db, i)?;
+            capture::discard(db, &i.fresh)?;
+        }
+        Ok(())
+    }
+}
+
+/// Whether a prepared refresh has nothing to write: no delta rows, every cursor at its feed's
+/// newest batch, and no recompute asked for.
+fn is_noop(p: &Prepared) -> bool {
+    p.mode == Mode::Incremental
+        && !p.inputs.is_empty()
+        && p.inputs.iter().all(|i| i.stats.rows == 0 && i.feed.cursor >= i.feed.seq && i.switch_to.is_none())
+}
+
+/// Applies a prepared refresh (terms or recompute), advances feeds and cursors, and records it.
+/// Runs in the refresh's (last) transaction.
+fn finish(db: &dyn Sql, mut p: Prepared, started: Instant) -> Result<(Prepared, TermCounts, f64)> {
+    if is_noop(&p) {
+        p.discard(db)?;
+        let counts = plan::count_terms(&p.plan);
+        return Ok((p, counts, started.elapsed().as_secs_f64() * 1000.0));
+    }
+    let apply_started = Instant::now();
+    match p.mode {
+        Mode::Incremental => p.apply_terms(db)?,
+        Mode::Full => p.recompute(db)?,
+    }
+    let at = p.c.view.at.clone();
+    if p.detach {
+        feeds::detach_view(db, &at.catalog, &at.schema, &at.name)?;
+    } else if p.reattach {
+        super::attach(db, &p.c.q, &at, &at.catalog)?;
+    }
+    for i in p.inputs.iter_mut() {
+        feeds::commit(db, &mut i.feed, &i.fresh, &at.schema, &at.name, true)?;
+        if let Some(kind) = &i.switch_to {
+            feeds::switch_source(db, &mut i.feed, kind)?;
+        }
+    }
+    let apply_ms = apply_started.elapsed().as_secs_f64() * 1000.0;
+    db.execute_with(VIEW_MARK_REFRESHED, &[&at.catalog, &at.schema, &at.name])?;
+    let counts = plan::count_terms(&p.plan);
+    let total_ms = started.elapsed().as_secs_f64() * 1000.0;
+    let started_at = now_text(db)?;
+    record_history(
+        db,
+        &HistoryRow {
+            view: &at,
+            started_at: &started_at,
+            mode: p.mode,
+            reason: &p.reason,
+            counts,
+            delta_rows: p.delta_rows(),
+            capture_ms: p.capture_ms,
+            apply_ms,
+            total_ms,
+        },
+    )?;
+    p.discard(db)?;
+    Ok((p, counts, total_ms))
+}
+
+fn report(p: &Prepared, counts: TermCounts, started: Instant) -> RefreshReport {
+    RefreshReport {
+        view: p.c.view.at.name.clone(),
+        counts,
+        delta_rows: p.delta_rows(),
+        duration_ms: started.elapsed().as_secs_f64() * 1000.0,
+        mode: p.mode,
+    }
+}
+
+/// Refreshes every maintained view in one transaction, capturing each changed table once: the
+/// first view over a table captures it and logs the batch for the others.
+pub fn refresh_all(db: &dyn Sql, cache: &mut Cache, opts: Options) -> Result<Vec<RefreshReport>> {
+    let views = super::all_views(db)?;
+    let mut done = Vec::new();
+    in_transaction(db, || {
+        let mut round = HashSet::new();
+        for name in &views {
+            let started = Instant::now();
+            let (key, c, sizes) = cache.compiled(db, name)?;
+            let settings = cache.settings(db)?;
+            let requested = requested_mode(&settings, &opts);
+            let pruning = opts.fk_pruning.unwrap_or(settings.fk_pruning);
+            let inputs = (0..c.tables.len()).map(|_| None).collect();
+            let p = second_transaction(db, key, c, sizes, inputs, requested, pruning, started, &mut round)?;
+            let (p, counts, total_ms) = finish(db, p, started)?;
+            done.push((p.key.clone(), p.mode, total_ms, report(&p, counts, started)));
+        }
+        Ok(())
+    })?;
+    Ok(done
+        .into_iter()
+        .map(|(key, mode, ms, r)| {
+            match mode {
+                Mode::Incremental => cache.measured(&key, Some(ms), None),
+                Mode::Full => cache.measured(&key, None, Some(ms)),
+            }
+            r
+        })
+        .collect())
+}
+
+pub struct RefreshReport {
+    pub view: String,
+    pub counts: TermCounts,
+    pub delta_rows: i64,
+    pub duration_ms: f64,
+    pub mode: Mode,
+}
+
+pub fn refresh(db: &dyn Sql, cache: &mut Cache, name: &str, opts: Options) -> Result<RefreshReport> {
+    let started = Instant::now();
+    let first = in_transaction(db, || first_transaction(db, cache, name, &opts))?;
+    let (key, c, sizes, inputs, requested, pruning) = match first {
+        First::NothingToDo { c } => {
+            let counts = TermCounts {
+                total: (1u32 << c.q.leaves.len()) as usize - 1,
+                empty_skipped: (1u32 << c.q.leaves.len()) as usize - 1,
+                ..Default::default()
+            };
+            return Ok(RefreshReport {
+                view: c.view.at.name.clone(),
+                counts,
+                delta_rows: 0,
+                duration_ms: started.elapsed().as_secs_f64() * 1000.0,
+                mode: Mode::Incremental,
+            });
+        }
+        First::Go { key, c, sizes, inputs, requested, pruning } => (key, c, sizes, inputs, requested, pruning),
+    };
+    let first_inputs: Vec<(Fresh, Option<Qualified>)> =
+        inputs.iter().flatten().map(|i| (i.fresh.clone(), i.delta.clone())).collect();
+    let outcome = in_transaction(db, || {
+        let p = second_transaction(db, key, c, sizes, inputs, requested, pruning, started, &mut HashSet::new())?;
+        finish(db, p, started)
+    });
+    let (p, counts, total_ms) = match outcome {
+        Ok(v) => v,
+        Err(e) => {
+            for (fresh, delta) in &first_inputs {
+                let _ = capture::discard(db, fresh);
+                if let Some(d) = delta {
+                    let _ = db.execute(&render::drop_table(d));
+                }
+            }
+            return Err(e);
+        }
+    };
+    if !is_noop(&p) {
+        match p.mode {
+            Mode::Incremental => cache.measured(&p.key, Some(total_ms), None),
+            Mode::Full => cache.measured(&p.key, None, Some(total_ms)),
+        }
+    }
+    Ok(report(&p, counts, started))
+}
+
+pub struct ExplainRow {
+    pub mask: u32,
+    pub delta_leaves: String,
+    pub sign: i32,
+    pub status: TermStatus,
+    pub reason: String,
+    pub sql: String,
+    pub mode: Mode,
+    pub mode_reason: String,
+}
+
+/// The plan of the next refresh, without applying it: the capture runs in transactions whose
+/// persistent writes are rolled back (only temp tables are committed, and dropped).
+pub fn explain(db: &dyn Sql, cache: &mut Cache, name: &str, opts: Options) -> Result<Vec<ExplainRow>> {
+    let started = Instant::now();
+    let first = in_transaction(db, || first_transaction(db, cache, name, &opts))?;
+    let (key, c, sizes, inputs, requested, pruning) = match first {
+        First::NothingToDo { c } => {
+            return Ok(plan::all_terms(c.q.leaves.len())
+                .into_iter()
+                .map(|t| ExplainRow {
+                    mask: t.mask,
+                    delta_leaves: plan::leaves_of(t.mask)
+                        .map(|i| c.q.leaves[i].alias.clone())
+                        .collect::<Vec<_>>()
+                        .join(","),
+                    sign: t.sign,
+                    status: TermStatus::EmptySkipped,
+                    reason: "empty delta: no table changed".into(),
+                    sql: String::new(),
+                    mode: Mode::Incremental,
+                    mode_reason: "nothing to do: no table changed".into(),
+                })
+                .collect());
+        }
+        First::Go { key, c, sizes, inputs, requested, pruning } => (key, c, sizes, inputs, requested, pruning),
+    };
+    let first_inputs: Vec<(Fresh, Option<Qualified>)> =
+        inputs.iter().flatten().map(|i| (i.fresh.clone(), i.delta.clone())).collect();
+    db.execute("BEGIN TRANSACTION")?;
+    let outcome = second_transaction(db, key, c, sizes, inputs, requested, pruning, started, &mut HashSet::new()).map(|p| {
+        p.plan
+            .iter()
+            .map(|&(t, s)| ExplainRow {
+                mask: t.mask,
+                delta_leaves: p.delta_leaves(t),
+                sign: t.sign,
+                status: s,
+                reason: p.reason(t, s),
+                sql: p.term_sql(t),
+                mode: p.mode,
+                mode_reason: p.reason.clone(),
+            })
+            .collect::<Vec<_>>()
+    });
+    let _ = db.execute("ROLLBACK");
+    for (fresh, delta) in &first_inputs {
+        let _ = capture::discard(db, fresh);
+        if let Some(d) = delta {
+            let _ = db.execute(&render::drop_table(d));
+        }
+    }
+    outcome
+}

@@ -1,0 +1,272 @@
+//! SQL of change capture: counted snapshots and their diffs (the exact diff source), reads past
+//! a watermark (declared append-only tables), and the shared change log that every view over a
+//! table reads from its own cursor.
+
+use super::{ident, list, literal, table, with_comma, CountedMerge, Qualified, MULTIPLICITY};
+use crate::ir::{ColumnDef, TableId};
+
+/// The column of a fresh capture that holds each row's position (rowid or key value).
+pub const POSITION: &str = "openivm_position";
+/// The column of the change log that numbers capture batches.
+pub const SEQ: &str = "openivm_seq";
+
+fn is_float(ty: &str) -> bool {
+    let t = ty.to_ascii_uppercase();
+    ["DOUBLE", "FLOAT", "REAL"].iter().any(|f| t == *f)
+}
+
+fn is_interval(ty: &str) -> bool {
+    ty.eq_ignore_ascii_case("INTERVAL")
+}
+
+/// Extra grouping keys that keep apart values DuckDB's equality merges: the sign bit of a
+/// floating-point value (0.0 = -0.0 but they print differently), and the text of an INTERVAL
+/// ('1 month' = '30 days'). Each is (expression over the base column, stored name).
+fn identity_extras(cols: &[ColumnDef]) -> Vec<(String, String)> {
+    cols.iter()
+        .filter_map(|c| {
+            let col = ident(&c.name);
+            if is_float(&c.ty) {
+                Some((format!("signbit({col})"), format!("openivm_sign_{}", c.name)))
+            } else if is_interval(&c.ty) {
+                Some((format!("CAST({col} AS VARCHAR)"), format!("openivm_text_{}", c.name)))
+            } else {
+                None
+            }
+        })
+        .collect()
+}
+
+/// The grouping keys of a snapshot, computed from the base table or read as stored columns.
+fn snapshot_keys(cols: &[ColumnDef], from_base: bool) -> Vec<String> {
+    let mut keys: Vec<String> = cols.iter().map(|c| ident(&c.name)).collect();
+    for (e, name) in identity_extras(cols) {
+        keys.push(if from_base { format!("{e} AS {}", ident(&name)) } else { ident(&name) });
+    }
+    keys
+}
+
+/// Names of the snapshot's key columns (for the MERGE that advances it).
+pub fn snapshot_key_names(cols: &[ColumnDef]) -> Vec<String> {
+    let mut keys: Vec<String> = cols.iter().map(|c| c.name.clone()).collect();
+    keys.extend(identity_extras(cols).into_iter().map(|(_, n)| n));
+    keys
+}
+
+/// The first snapshot of a base table: each distinct row of the read columns with its count.
+pub fn snapshot_fill(base: &TableId, cols: &[ColumnDef]) -> String {
+    format!(
+        "SELECT {}COUNT(*) AS openivm_count FROM {} GROUP BY ALL",
+        with_comma(&snapshot_keys(cols, true)),
+        table(base)
+    )
+}
+
+/// The net change of a base table against its snapshot: rows with a non-zero signed count.
+pub fn net_change(base: &TableId, snapshot: &Qualified, cols: &[ColumnDef]) -> String {
+    let (from_base, stored) = (with_comma(&snapshot_keys(cols, true)), with_comma(&snapshot_keys(cols, false)));
+    format!(
+        "SELECT {stored}SUM(openivm_n) AS openivm_n FROM (SELECT {from_base}1 AS openivm_n FROM {base} \
+         UNION ALL SELECT {stored}-openivm_count FROM {snap}) AS openivm_both GROUP BY ALL HAVING SUM(openivm_n) <> 0",
+        base = table(base),
+        snap = snapshot.sql()
+    )
+}
+
+fn plain_columns(cols: &[ColumnDef]) -> String {
+    with_comma(&cols.iter().map(|c| ident(&c.name)).collect::<Vec<_>>())
+}
+
+/// The delta rows of a net change, one per inserted (+1) or deleted (-1) copy.
+pub fn expand_delta(net: &Qualified, cols: &[ColumnDef]) -> String {
+    let c = plain_columns(cols);
+    format!(
+        "SELECT {c}CAST(CASE WHEN openivm_n > 0 THEN 1 ELSE -1 END AS INTEGER) AS {m} FROM \
+         (SELECT {c}openivm_n, UNNEST(range(CAST(abs(openivm_n) AS BIGINT))) AS openivm_copy FROM {net}) AS openivm_n",
+        m = ident(MULTIPLICITY),
+        net = net.sql()
+    )
+}
+
+/// Rows and deleted rows of the delta a net change expands to.
+pub fn net_stats(net: &Qualified) -> String {
+    format!(
+        "SELECT COALESCE(SUM(abs(openivm_n)), 0)::BIGINT, COALESCE(SUM(-openivm_n) FILTER (WHERE openivm_n < 0), 0)::BIGINT, NULL FROM {}",
+        net.sql()
+    )
+}
+
+/// Advances a snapshot by the net change it was compared with.
+pub fn advance_snapshot(snapshot: &Qualified, net: &Qualified, cols: &[ColumnDef]) -> String {
+    super::counted_merge(&CountedMerge {
+        target: snapshot,
+        source: &super::select_all(net),
+        keys: &snapshot_key_names(cols),
+        target_count: "openivm_count",
+        source_count: "openivm_n",
+        summed: &[],
+        delete_at_zero: true,
+    })
+}
+
+/// Where an append-only table's rows are counted from: its rowid, or a declared ever-increasing
+/// key column.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Position {
+    RowId,
+    Key(ColumnDef),
+}
+
+impl Position {
+    fn expr(&self) -> String {
+        match self {
+            Position::RowId => "rowid".into(),
+            Position::Key(c) => ident(&c.name),
+        }
+    }
+
+    /// The condition "row is past the watermark". The rowid watermark is the next rowid (rows
+    /// are numbered from 0 without gaps while nothing is deleted); a key watermark is the
+    /// largest key seen (NULL: none seen yet).
+    fn after(&self, watermark: Option<&str>) -> String {
+        match (self, watermark) {
+            (Position::RowId, w) => format!("rowid >= {}", w.and_then(|w| w.parse::<i64>().ok()).unwrap_or(0)),
+            (Position::Key(c), None) => format!("{} IS NOT NULL", ident(&c.name)),
+            (Position::Key(c), Some(w)) => format!("{} > CAST({} AS {})", ident(&c.name), literal(w), c.ty),
+        }
+    }
+
+    /// The condition "row is at or before the watermark": the table as of a capture.
+    fn up_to(&self, watermark: Option<&str>) -> String {
+        match (self, watermark) {
+            (Position::RowId, w) => format!("rowid < {}", w.and_then(|w| w.parse::<i64>().ok()).unwrap_or(0)),
+            (Position::Key(_), None) => "FALSE".into(),
+            (Position::Key(c), Some(w)) => format!("{} <= CAST({} AS {})", ident(&c.name), literal(w), c.ty),
+        }
+    }
+}
+
+/// The rows of an append-only table past its watermark, each an insert (+1), with its position.
+pub fn rows_after(base: &TableId, cols: &[ColumnDef], pos: &Position, watermark: Option<&str>) -> String {
+    format!(
+        "SELECT {}CAST(1 AS INTEGER) AS {}, {} AS {} FROM {} WHERE {}",
+        plain_columns(cols),
+        ident(MULTIPLICITY),
+        pos.expr(),
+        POSITION,
+        table(base),
+        pos.after(watermark)
+    )
+}
+
+/// Rows, deletes (always 0) and the largest position of a fresh append-only capture.
+pub fn fresh_stats(fresh: &Qualified) -> String {
+    format!("SELECT count(*)::BIGINT, 0::BIGINT, max({POSITION})::VARCHAR FROM {}", fresh.sql())
+}
+
+/// An append-only table as of a watermark (the state its captured delta leads to), for the
+/// current-state scans of a refresh that runs after the capture's transaction.
+pub fn bounded_state(base: &TableId, pos: &Position, watermark: Option<&str>) -> String {
+    format!("(SELECT * FROM {} WHERE {})", table(base), pos.up_to(watermark))
+}
+
+/// The largest key of a table (the first watermark of a key-declared append-only table).
+pub fn max_key(base: &TableId, key: &ColumnDef) -> String {
+    format!("SELECT max({})::VARCHAR FROM {}", ident(&key.name), table(base))
+}
+
+pub fn count_all(base: &TableId) -> String {
+    format!("SELECT count(*)::BIGINT FROM {}", table(base))
+}
+
+/// An empty change log with the read columns, the multiplicity and the batch number.
+pub fn create_log(log: &Qualified, base: &TableId, cols: &[ColumnDef]) -> String {
+    format!(
+        "CREATE TABLE IF NOT EXISTS {} AS SELECT {}CAST(1 AS INTEGER) AS {}, CAST(0 AS BIGINT) AS {SEQ} FROM {} LIMIT 0",
+        log.sql(),
+        plain_columns(cols),
+        ident(MULTIPLICITY),
+        table(base)
+    )
+}
+
+/// Appends a captured delta to the change log as batch `seq`.
+pub fn append_log(log: &Qualified, delta: &Qualified, cols: &[ColumnDef], seq: i64) -> String {
+    format!(
+        "INSERT INTO {} SELECT {c}{m}, CAST({seq} AS BIGINT) FROM {}",
+        log.sql(),
+        delta.sql(),
+        c = plain_columns(cols),
+        m = ident(MULTIPLICITY)
+    )
+}
+
+/// The logged delta rows a view has not seen: batches after its cursor.
+pub fn log_after(log: &Qualified, cols: &[ColumnDef], cursor: i64) -> String {
+    format!(
+        "SELECT {c}{m} FROM {} WHERE {SEQ} > {cursor}",
+        log.sql(),
+        c = plain_columns(cols),
+        m = ident(MULTIPLICITY)
+    )
+}
+
+/// The columns of a delta (read columns and multiplicity) of a fresh capture.
+pub fn delta_of(fresh: &Qualified, cols: &[ColumnDef]) -> String {
+    format!("SELECT {}{} FROM {}", plain_columns(cols), ident(MULTIPLICITY), fresh.sql())
+}
+
+/// Rows and deleted rows of a delta.
+pub fn delta_stats(delta: &Qualified) -> String {
+    format!(
+        "SELECT count(*)::BIGINT, count(*) FILTER (WHERE {m} < 0)::BIGINT, NULL FROM {}",
+        delta.sql(),
+        m = ident(MULTIPLICITY)
+    )
+}
+
+/// Forgets the batches every view has seen.
+pub fn trim_log(log: &Qualified, up_to: i64) -> String {
+    format!("DELETE FROM {} WHERE {SEQ} <= {up_to}", log.sql())
+}
+
+pub fn union_of(parts: &[String]) -> String {
+    list(parts, " UNION ALL ", |p| p.clone())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cols() -> Vec<ColumnDef> {
+        vec![
+            ColumnDef { name: "k".into(), ty: "INTEGER".into() },
+            ColumnDef { name: "d".into(), ty: "DOUBLE".into() },
+            ColumnDef { name: "i".into(), ty: "INTERVAL".into() },
+        ]
+    }
+
+    #[test]
+    fn snapshots_keep_signed_zeros_and_interval_spellings_apart() {
+        let base = TableId { catalog: "db".into(), schema: "main".into(), name: "t".into() };
+        assert_eq!(
+            snapshot_fill(&base, &cols()),
+            "SELECT \"k\", \"d\", \"i\", signbit(\"d\") AS \"openivm_sign_d\", CAST(\"i\" AS VARCHAR) AS \"openivm_text_i\", \
+             COUNT(*) AS openivm_count FROM \"db\".\"main\".\"t\" GROUP BY ALL"
+        );
+        assert_eq!(snapshot_key_names(&cols()), vec!["k", "d", "i", "openivm_sign_d", "openivm_text_i"]);
+    }
+
+    #[test]
+    fn watermarks_bound_rows_on_both_sides() {
+        let key = ColumnDef { name: "id".into(), ty: "BIGINT".into() };
+        assert_eq!(Position::RowId.after(Some("10")), "rowid >= 10");
+        assert_eq!(Position::RowId.up_to(Some("10")), "rowid < 10");
+        assert_eq!(Position::RowId.after(None), "rowid >= 0");
+        let k = Position::Key(key);
+        assert_eq!(k.after(Some("7")), "\"id\" > CAST('7' AS BIGINT)");
+        assert_eq!(k.up_to(Some("7")), "\"id\" <= CAST('7' AS BIGINT)");
+        assert_eq!(k.after(None), "\"id\" IS NOT NULL");
+        assert_eq!(k.up_to(None), "FALSE");
+    }
+}
