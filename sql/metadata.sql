@@ -47,7 +47,7 @@ CREATE TABLE IF NOT EXISTS openivm.feeds (
     table_name    VARCHAR NOT NULL,
     columns       VARCHAR NOT NULL,   -- JSON array of {name, ty}: the columns its views read
     source        VARCHAR NOT NULL,   -- 'diff' or 'append_only'
-    key_column    VARCHAR,            -- append_only: the declared ever-increasing column (NULL: rowid)
+    key_column    VARCHAR,            -- append_only: the declared ever-increasing column, JSON {name, ty} (NULL: rowid)
     watermark     VARCHAR,            -- append_only: the next rowid, or the largest key captured
     row_count     BIGINT NOT NULL,    -- append_only: rows of the table at the last capture
     size_seen     BIGINT NOT NULL,    -- duckdb_tables().estimated_size at the last capture

@@ -42,8 +42,8 @@ pub fn capture(db: &dyn Sql, feed: &Feed, pos: &Position, name: &str, size_now: 
         return Err(Error::BrokenPromise(format!(
             "table '{}' was declared append-only, but it holds {count} rows where {} were expected ({} at the last \
              capture plus {} new ones past the watermark): rows were deleted{}. Its views cannot be maintained \
-             from the new rows alone: run CALL openivm_revoke_append_only('{}') (or re-declare it), then \
-             refresh with mode := 'full'",
+             from the new rows alone: refresh with mode := 'full' to recompute and restart capture, and \
+             CALL openivm_revoke_append_only('{}') if the table does receive deletes or updates",
             table_label(&feed.table),
             expected,
             feed.row_count,

@@ -22,6 +22,7 @@ const FEED_DELETE: &str = include_str!("../../sql/capture/feed_delete.sql");
 const CURSOR_SET: &str = include_str!("../../sql/capture/cursor_set.sql");
 const CURSOR_ADVANCE: &str = include_str!("../../sql/capture/cursor_advance.sql");
 const CURSORS_DELETE: &str = include_str!("../../sql/capture/cursors_delete.sql");
+const CURSORS_STALE: &str = include_str!("../../sql/capture/cursors_stale.sql");
 const FEED_MIN_CURSOR: &str = include_str!("../../sql/capture/feed_min_cursor.sql");
 
 /// The internal schema of the database holding the metadata.
@@ -77,9 +78,8 @@ impl Feed {
                 if key.is_empty() {
                     SourceKind::AppendOnly(Position::RowId)
                 } else {
-                    let c = columns.iter().find(|c| c.name == key).cloned().ok_or_else(|| {
-                        Error::Internal(format!("the key column '{key}' of a feed is not among its columns"))
-                    })?;
+                    let c: ColumnDef = serde_json::from_str(&key)
+                        .map_err(|e| Error::Internal(format!("a feed's key column is not readable: {e}")))?;
                     SourceKind::AppendOnly(Position::Key(c))
                 }
             }
@@ -107,7 +107,7 @@ impl Feed {
             FEED_UPDATE,
             &[
                 self.kind.as_str(),
-                self.kind.key_column(),
+                &self.kind.key_column(),
                 self.watermark.as_deref().unwrap_or(""),
                 &self.row_count.to_string(),
                 &self.size_seen.to_string(),
@@ -185,7 +185,7 @@ pub fn find_or_start(
             &table.name,
             &key,
             feed.kind.as_str(),
-            feed.kind.key_column(),
+            &feed.kind.key_column(),
             feed.watermark.as_deref().unwrap_or(""),
             &feed.row_count.to_string(),
             &feed.size_seen.to_string(),
@@ -221,10 +221,28 @@ pub fn switch_source(db: &dyn Sql, feed: &mut Feed, kind: &SourceKind) -> Result
     feed.save(db)
 }
 
+/// Rebuilds a feed from the table as it is now, under `kind`, when its batches cannot be
+/// captured (a broken append-only promise, repaired by a full refresh). Its log is emptied, and
+/// every other view of the feed is marked to recompute at its next refresh (cursor -1).
+pub fn rebuild(db: &dyn Sql, feed: &mut Feed, kind: &SourceKind, schema: &str, view: &str) -> Result<()> {
+    if matches!(feed.kind, SourceKind::Diff) {
+        db.execute(&render::drop_table(&feed.snapshot()))?;
+    }
+    feed.kind = kind.clone();
+    feed.watermark = None;
+    feed.row_count = 0;
+    start_state(db, feed)?;
+    feed.seq += 1;
+    db.execute(&render::delete_all(&feed.log()))?;
+    feed.log_rows = 0;
+    feed.save(db)?;
+    db.execute_with(CURSORS_STALE, &[&feed.id.to_string(), schema, view])
+}
+
 /// The delta a view has not applied: logged batches after its cursor, then the fresh batch.
 /// Materialized as a temp table (`name`) unless it is exactly the fresh batch.
 pub fn view_delta(db: &dyn Sql, feed: &Feed, fresh: &Fresh, name: &Qualified) -> Result<(Option<Qualified>, DeltaStats)> {
-    if feed.cursor >= feed.seq {
+    if feed.cursor >= feed.seq || feed.cursor < 0 {
         return Ok((fresh.delta.clone(), fresh.stats.clone()));
     }
     let mut parts = vec![sql::log_after(&feed.log(), &feed.columns, feed.cursor)];

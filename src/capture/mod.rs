@@ -41,10 +41,11 @@ impl SourceKind {
         }
     }
 
-    pub fn key_column(&self) -> &str {
+    /// The declared key column as stored in a feed (JSON of its name and type; empty: rowid).
+    pub fn key_column(&self) -> String {
         match self {
-            SourceKind::AppendOnly(Position::Key(c)) => &c.name,
-            _ => "",
+            SourceKind::AppendOnly(Position::Key(c)) => serde_json::to_string(c).unwrap_or_default(),
+            _ => String::new(),
         }
     }
 }

@@ -90,7 +90,13 @@ fn first_transaction(db: &dyn Sql, cache: &mut Cache, name: &str, opts: &Options
     let at = &c.view.at;
     let feeds = feeds::of_view(db, &at.catalog, &at.schema, &at.name)?;
     let mut inputs: Vec<Option<Input>> = Vec::new();
+    // A full refresh, or a view whose feed was rebuilt, captures in the second transaction only.
+    let later = requested == Requested::Full || feeds.iter().any(|f| f.cursor < 0);
     for k in 0..c.tables.len() {
+        if later {
+            inputs.push(None);
+            continue;
+        }
         let Some(feed) = feed_of(&feeds, &c, k) else {
             inputs.push(None);
             continue;
@@ -168,6 +174,7 @@ fn second_transaction(
         });
     }
     let mut inputs = Vec::new();
+    let mut rebuilt: Vec<String> = Vec::new();
     for k in 0..c.tables.len() {
         if let Some(i) = captured[k].take() {
             inputs.push(i);
@@ -178,13 +185,25 @@ fn second_transaction(
         };
         // In a refresh of several views, a feed is captured once; the views after the first
         // read its batch from the log.
-        let fresh = if round.insert(feed.id) {
-            capture::capture(db, &feed, &format!("fresh_{k}"), sizes[k])?
-        } else {
+        let mut feed = feed;
+        let mut switch_to = (feed.kind != c.sources[k]).then(|| c.sources[k].clone());
+        let fresh = if !round.insert(feed.id) {
             capture::unchanged(&feed)
+        } else {
+            match capture::capture(db, &feed, &format!("fresh_{k}"), sizes[k]) {
+                Ok(fresh) => fresh,
+                // A full refresh repairs a broken promise: the feed restarts from the table as
+                // it is, and the feed's other views recompute at their next refresh.
+                Err(Error::BrokenPromise(why)) if requested == Requested::Full => {
+                    feeds::rebuild(db, &mut feed, &c.sources[k], &at.schema, &at.name)?;
+                    rebuilt.push(why);
+                    switch_to = None;
+                    capture::unchanged(&feed)
+                }
+                Err(e) => return Err(e),
+            }
         };
         let (delta, stats) = feeds::view_delta(db, &feed, &fresh, &capture::temp_name("delta", k))?;
-        let switch_to = (feed.kind != c.sources[k]).then(|| c.sources[k].clone());
         inputs.push(Input { feed, fresh, delta, stats, bounded: None, switch_to });
     }
     let capture_ms = capture_started.elapsed().as_secs_f64() * 1000.0;
@@ -200,7 +219,14 @@ fn second_transaction(
     let plan = plan::plan_terms(c.q.leaves.len(), plan::empty_delta_bits(&leaf_rows), fk_bits);
     let run_masks: Vec<u32> = plan.iter().filter(|(_, s)| *s == TermStatus::Run).map(|(t, _)| t.mask).collect();
     let leaf_table_rows: Vec<u64> = c.leaf_table.iter().map(|&k| table_rows[k].max(0) as u64).collect();
-    let (mode, reason) = mode::choose(requested, &run_masks, &leaf_rows, &leaf_table_rows);
+    let stale = inputs.iter().any(|i| i.feed.cursor < 0);
+    let (mode, reason) = if stale {
+        (Mode::Full, "the change state of a table was rebuilt by a full refresh of another view; recomputed".into())
+    } else if !rebuilt.is_empty() {
+        (Mode::Full, format!("mode := 'full' was requested; change capture restarted: {}", rebuilt.join("; ")))
+    } else {
+        mode::choose(requested, &run_masks, &leaf_rows, &leaf_table_rows)
+    };
     Ok(Prepared {
         key,
         c,

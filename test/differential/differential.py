@@ -1278,7 +1278,7 @@ class Runner:
                 self.fail("refresh failed", str(e).splitlines()[0], v)
                 continue
             self.refreshes += 1
-            (_, total, pruned, empty, run, _delta, _ms) = res[0]
+            (_, total, pruned, empty, run, _delta, _ms, _mode) = res[0]
             self.refresh_ms += _ms
             self.big_refreshes += run > 15
             if total != pruned + empty + run or total != 2 ** v.n_leaves - 1:
