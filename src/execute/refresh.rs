@@ -411,7 +411,11 @@ fn finish(db: &dyn Sql, mut p: Prepared, started: Instant) -> Result<(Prepared, 
     }
     let apply_ms = apply_started.elapsed().as_secs_f64() * 1000.0;
     db.execute_with(VIEW_MARK_REFRESHED, &[&at.catalog, &at.schema, &at.name])?;
-    let counts = plan::count_terms(&p.plan);
+    let counts = match p.mode {
+        Mode::Incremental => plan::count_terms(&p.plan),
+        // A recompute runs no term; terms_total still counts the view's terms.
+        Mode::Full => TermCounts { total: (1usize << p.c.q.leaves.len()) - 1, ..Default::default() },
+    };
     let total_ms = started.elapsed().as_secs_f64() * 1000.0;
     let started_at = now_text(db)?;
     record_history(
