@@ -280,7 +280,9 @@ pub fn commit(db: &dyn Sql, feed: &mut Feed, fresh: &Fresh, schema: &str, view: 
     }
     let seq = feed.seq.to_string();
     if attached {
-        db.execute_with(CURSOR_ADVANCE, &[&seq, schema, view, &feed.id.to_string()])?;
+        if feed.cursor != feed.seq {
+            db.execute_with(CURSOR_ADVANCE, &[&seq, schema, view, &feed.id.to_string()])?;
+        }
     } else {
         db.execute_with(CURSOR_SET, &[schema, view, &feed.id.to_string(), &seq])?;
         feed.consumers += 1;

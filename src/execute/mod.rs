@@ -142,7 +142,8 @@ fn describe(db: &dyn Sql, query: &str) -> Result<Vec<OutputColumn>> {
 /// One refresh (or the initial fill) as `openivm_refresh_history` records it.
 pub struct HistoryRow<'a> {
     pub view: &'a Qualified,
-    pub started_at: &'a str,
+    /// Microseconds between the refresh's start and its writing transaction's start.
+    pub before_us: i64,
     pub mode: mode::Mode,
     pub reason: &'a str,
     pub counts: crate::plan::TermCounts,
@@ -158,7 +159,7 @@ fn record_history(db: &dyn Sql, h: &HistoryRow) -> Result<()> {
         &[
             &h.view.name,
             &h.view.schema,
-            h.started_at,
+            &h.before_us.to_string(),
             h.mode.as_str(),
             h.reason,
             &h.counts.total.to_string(),
@@ -171,10 +172,6 @@ fn record_history(db: &dyn Sql, h: &HistoryRow) -> Result<()> {
             &format!("{:.3}", h.total_ms),
         ],
     )
-}
-
-fn now_text(db: &dyn Sql) -> Result<String> {
-    Ok(text(&db.scalar("SELECT now()::TIMESTAMP::VARCHAR", &[])?))
 }
 
 pub struct Created {
@@ -244,12 +241,11 @@ pub fn create(db: &dyn Sql, cache: &mut Cache, name: &str, query: &str) -> Resul
         )?;
         let rows = int(&db.scalar(&render::count_rows(&at), &[])?);
         let total_ms = started.elapsed().as_secs_f64() * 1000.0;
-        let started_at = now_text(db)?;
         record_history(
             db,
             &HistoryRow {
                 view: &at,
-                started_at: &started_at,
+                before_us: 0,
                 mode: mode::Mode::Full,
                 reason: "initial fill",
                 counts: Default::default(),

@@ -14,7 +14,7 @@ use std::time::Instant;
 
 use super::cache::{Cache, Compiled};
 use super::mode::{self, Mode, Requested};
-use super::{in_transaction, now_text, record_history, HistoryRow};
+use super::{in_transaction, record_history, HistoryRow};
 use crate::capture::{self, feeds, feeds::Feed, DeltaStats, Fresh, SourceKind};
 use crate::db::Sql;
 use crate::error::{Error, Result};
@@ -62,12 +62,22 @@ struct Prepared {
     detach: bool,
     reattach: bool,
     capture_ms: f64,
+    /// When the writing transaction began.
+    t2_started: Instant,
 }
 
 /// What the first transaction found.
 enum First {
     NothingToDo { c: Compiled },
-    Go { key: String, c: Compiled, sizes: Vec<i64>, inputs: Vec<Option<Input>>, requested: Requested, pruning: bool },
+    Go {
+        key: String,
+        c: Compiled,
+        sizes: Vec<i64>,
+        inputs: Vec<Option<Input>>,
+        requested: Requested,
+        pruning: bool,
+        feeds: Vec<Feed>,
+    },
 }
 
 fn requested_mode(c: &super::cache::Settings, opts: &Options) -> Requested {
@@ -122,7 +132,7 @@ fn first_transaction(db: &dyn Sql, cache: &mut Cache, name: &str, opts: &Options
     if nothing {
         return Ok(First::NothingToDo { c });
     }
-    Ok(First::Go { key, c, sizes, inputs, requested, pruning })
+    Ok(First::Go { key, c, sizes, inputs, requested, pruning, feeds })
 }
 
 fn second_transaction(
@@ -135,9 +145,16 @@ fn second_transaction(
     pruning: bool,
     capture_started: Instant,
     round: &mut HashSet<i64>,
+    known_feeds: Option<Vec<Feed>>,
 ) -> Result<Prepared> {
+    let t2_started = Instant::now();
     let at = c.view.at.clone();
-    let feeds = feeds::of_view(db, &at.catalog, &at.schema, &at.name)?;
+    // The feeds cannot change between the two transactions of one refresh (only openivm writes
+    // them, and a call holds the connection throughout).
+    let feeds = match known_feeds {
+        Some(f) => f,
+        None => feeds::of_view(db, &at.catalog, &at.schema, &at.name)?,
+    };
     let detached = (0..c.tables.len()).any(|k| feed_of(&feeds, &c, k).is_none());
     let has_diff = c.sources.iter().any(|s| matches!(s, SourceKind::Diff));
     let skip = if has_diff && !detached {
@@ -171,6 +188,7 @@ fn second_transaction(
             detach: skip.is_some(),
             reattach,
             capture_ms: capture_started.elapsed().as_secs_f64() * 1000.0,
+            t2_started,
         });
     }
     let mut inputs = Vec::new();
@@ -239,6 +257,7 @@ fn second_transaction(
         detach: false,
         reattach: false,
         capture_ms,
+        t2_started,
     })
 }
 
@@ -417,12 +436,11 @@ fn finish(db: &dyn Sql, mut p: Prepared, started: Instant) -> Result<(Prepared, 
         Mode::Full => TermCounts { total: (1usize << p.c.q.leaves.len()) - 1, ..Default::default() },
     };
     let total_ms = started.elapsed().as_secs_f64() * 1000.0;
-    let started_at = now_text(db)?;
     record_history(
         db,
         &HistoryRow {
             view: &at,
-            started_at: &started_at,
+            before_us: (p.t2_started - started).as_micros() as i64,
             mode: p.mode,
             reason: &p.reason,
             counts,
@@ -460,7 +478,7 @@ pub fn refresh_all(db: &dyn Sql, cache: &mut Cache, opts: Options) -> Result<Vec
             let requested = requested_mode(&settings, &opts);
             let pruning = opts.fk_pruning.unwrap_or(settings.fk_pruning);
             let inputs = (0..c.tables.len()).map(|_| None).collect();
-            let p = second_transaction(db, key, c, sizes, inputs, requested, pruning, started, &mut round)?;
+            let p = second_transaction(db, key, c, sizes, inputs, requested, pruning, started, &mut round, None)?;
             let (p, counts, total_ms) = finish(db, p, started)?;
             done.push((p.key.clone(), p.mode, total_ms, report(&p, counts, started)));
         }
@@ -489,7 +507,7 @@ pub struct RefreshReport {
 pub fn refresh(db: &dyn Sql, cache: &mut Cache, name: &str, opts: Options) -> Result<RefreshReport> {
     let started = Instant::now();
     let first = in_transaction(db, || first_transaction(db, cache, name, &opts))?;
-    let (key, c, sizes, inputs, requested, pruning) = match first {
+    let (key, c, sizes, inputs, requested, pruning, feeds) = match first {
         First::NothingToDo { c } => {
             let counts = TermCounts {
                 total: (1u32 << c.q.leaves.len()) as usize - 1,
@@ -504,12 +522,25 @@ pub fn refresh(db: &dyn Sql, cache: &mut Cache, name: &str, opts: Options) -> Re
                 mode: Mode::Incremental,
             });
         }
-        First::Go { key, c, sizes, inputs, requested, pruning } => (key, c, sizes, inputs, requested, pruning),
+        First::Go { key, c, sizes, inputs, requested, pruning, feeds } => {
+            (key, c, sizes, inputs, requested, pruning, feeds)
+        }
     };
     let first_inputs: Vec<(Fresh, Option<Qualified>)> =
         inputs.iter().flatten().map(|i| (i.fresh.clone(), i.delta.clone())).collect();
     let outcome = in_transaction(db, || {
-        let p = second_transaction(db, key, c, sizes, inputs, requested, pruning, started, &mut HashSet::new())?;
+        let p = second_transaction(
+            db,
+            key,
+            c,
+            sizes,
+            inputs,
+            requested,
+            pruning,
+            started,
+            &mut HashSet::new(),
+            Some(feeds),
+        )?;
         finish(db, p, started)
     });
     let (p, counts, total_ms) = match outcome {
@@ -549,7 +580,7 @@ pub struct ExplainRow {
 pub fn explain(db: &dyn Sql, cache: &mut Cache, name: &str, opts: Options) -> Result<Vec<ExplainRow>> {
     let started = Instant::now();
     let first = in_transaction(db, || first_transaction(db, cache, name, &opts))?;
-    let (key, c, sizes, inputs, requested, pruning) = match first {
+    let (key, c, sizes, inputs, requested, pruning, feeds) = match first {
         First::NothingToDo { c } => {
             return Ok(plan::all_terms(c.q.leaves.len())
                 .into_iter()
@@ -568,12 +599,16 @@ pub fn explain(db: &dyn Sql, cache: &mut Cache, name: &str, opts: Options) -> Re
                 })
                 .collect());
         }
-        First::Go { key, c, sizes, inputs, requested, pruning } => (key, c, sizes, inputs, requested, pruning),
+        First::Go { key, c, sizes, inputs, requested, pruning, feeds } => {
+            (key, c, sizes, inputs, requested, pruning, feeds)
+        }
     };
     let first_inputs: Vec<(Fresh, Option<Qualified>)> =
         inputs.iter().flatten().map(|i| (i.fresh.clone(), i.delta.clone())).collect();
     db.execute("BEGIN TRANSACTION")?;
-    let outcome = second_transaction(db, key, c, sizes, inputs, requested, pruning, started, &mut HashSet::new()).map(|p| {
+    let prepared =
+        second_transaction(db, key, c, sizes, inputs, requested, pruning, started, &mut HashSet::new(), Some(feeds));
+    let outcome = prepared.map(|p| {
         p.plan
             .iter()
             .map(|&(t, s)| ExplainRow {
