@@ -15,6 +15,8 @@ struct RawParse {
     #[serde(default)]
     error: bool,
     #[serde(default)]
+    error_type: String,
+    #[serde(default)]
     error_message: String,
     #[serde(default)]
     statements: Vec<RawStatement>,
@@ -166,20 +168,29 @@ fn unsupported<T>(what: impl Into<String>) -> Result<T> {
     Err(Error::Unsupported(what.into()))
 }
 
+/// DuckDB's error for a statement json_serialize_sql cannot serialize.
+const NOT_A_SELECT: &str = "Only SELECT statements can be serialized to json!";
+
 /// Parses the JSON that `json_serialize_sql(query)` returned.
 pub fn parse_select(json: &str) -> Result<Select> {
     let raw: RawParse =
         serde_json::from_str(json).map_err(|e| Error::Parse(format!("DuckDB's parse tree could not be read ({e})")))?;
     if raw.error {
+        // json_serialize_sql serializes SELECT statements only, and says so with this error
+        // for any other statement (INSERT, DROP, PRAGMA, ...), also when it is one of several.
+        if raw.error_type == "not implemented" && raw.error_message == NOT_A_SELECT {
+            return Err(Error::NotOneSelect(
+                "found a statement other than SELECT, such as INSERT, UPDATE, DELETE, DDL or PRAGMA".into(),
+            ));
+        }
         return Err(Error::Parse(raw.error_message));
     }
-    match raw.statements.len() {
-        1 => {}
-        0 => return Err(Error::Parse("the query is empty".into())),
-        n => return Err(Error::Parse(format!("expected one SELECT statement, found {n} statements"))),
+    let mut statements = raw.statements.into_iter();
+    match (statements.next(), statements.len()) {
+        (Some(one), 0) => select_node(one.node),
+        (None, _) => Err(Error::NotOneSelect("the query is empty".into())),
+        (Some(_), rest) => Err(Error::NotOneSelect(format!("found {} statements", rest + 1))),
     }
-    let node = raw.statements.into_iter().next().expect("one statement").node;
-    select_node(node)
 }
 
 fn select_node(node: RawNode) -> Result<Select> {
@@ -603,6 +614,25 @@ mod tests {
         .contains("HAVING"));
         let set_op = r#"{"error":false,"statements":[{"node":{"type":"SET_OPERATION_NODE"}}]}"#;
         assert!(parse_select(set_op).unwrap_err().to_string().contains("set operations"));
+    }
+
+    #[test]
+    fn refuses_what_is_not_one_select() {
+        let not_select = r#"{"error":true,"error_type":"not implemented","error_message":"Only SELECT statements can be serialized to json!"}"#;
+        let e = parse_select(not_select).unwrap_err().to_string();
+        assert!(e.starts_with("openivm: a view's query must be one SELECT statement (found a statement other than SELECT"), "{e}");
+        let two = r#"{"error":false,"statements":[{"node":{"type":"SELECT_NODE"}},{"node":{"type":"SELECT_NODE"}}]}"#;
+        assert_eq!(
+            parse_select(two).unwrap_err().to_string(),
+            "openivm: a view's query must be one SELECT statement (found 2 statements)"
+        );
+        let none = r#"{"error":false,"statements":[]}"#;
+        assert!(parse_select(none).unwrap_err().to_string().contains("(the query is empty)"));
+        let syntax = r#"{"error":true,"error_type":"parser","error_message":"syntax error at end of input"}"#;
+        assert_eq!(
+            parse_select(syntax).unwrap_err().to_string(),
+            "openivm: could not parse the view query: syntax error at end of input"
+        );
     }
 
     #[test]
