@@ -156,12 +156,21 @@ pub fn expr(e: &Expr, aliases: &[String]) -> String {
         Expr::Cast { expr: x, ty, try_cast } => {
             format!("{}({} AS {})", if *try_cast { "TRY_CAST" } else { "CAST" }, r(x), type_name(ty))
         }
+        Expr::Struct(fields) => {
+            format!("struct_pack({})", list(fields, ", ", |(n, v)| format!("{} := {}", ident(n), r(v))))
+        }
     }
 }
 
+/// Function names that DuckDB's grammar reads as keywords when unquoted (`position(a IN b)`).
+const KEYWORD_FUNCTIONS: &[&str] = &["position"];
+
 /// Function names are identifiers; plain lower-case ones stay unquoted for readability.
 fn function_name(name: &str) -> String {
-    if !name.is_empty() && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_') {
+    if !name.is_empty()
+        && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+        && !KEYWORD_FUNCTIONS.contains(&name)
+    {
         name.to_string()
     } else {
         ident(name)
@@ -751,10 +760,30 @@ mod tests {
             ),
             (Expr::Function { name: "count_star".into(), args: vec![], is_operator: false }, "count(*)"),
             (Expr::Function { name: "My Func".into(), args: vec![*c()], is_operator: false }, r#""My Func"("t"."x")"#),
+            (
+                Expr::Function { name: "position".into(), args: vec![*c(), *k(1)], is_operator: false },
+                r#""position"("t"."x", 1)"#,
+            ),
             (Expr::Constant(Constant::Bool(false)), "FALSE"),
             (Expr::Constant(Constant::Null), "NULL"),
             (Expr::Constant(Constant::Double(-0.5)), "(-5e-1)"),
             (Expr::Column(vec!["openivm_g0".into()]), r#""openivm_g0""#),
+            (
+                Expr::Struct(vec![("a b".into(), *k(1)), ("c".into(), *c())]),
+                r#"struct_pack("a b" := 1, "c" := "t"."x")"#,
+            ),
+            (
+                Expr::Function { name: "list_value".into(), args: vec![*k(1), *c()], is_operator: false },
+                r#"list_value(1, "t"."x")"#,
+            ),
+            (
+                Expr::Function {
+                    name: "like_escape".into(),
+                    args: vec![*c(), Expr::Constant(Constant::Text("a!%".into())), Expr::Constant(Constant::Text("!".into()))],
+                    is_operator: false,
+                },
+                r#"like_escape("t"."x", 'a!%', '!')"#,
+            ),
         ];
         for (e, want) in cases {
             assert_eq!(expr(&e, &a), want);
