@@ -630,6 +630,74 @@ pub mod tests {
         assert!(bind(s, &cat).unwrap_err().to_string().contains("aggregate"));
     }
 
+    /// The star catalog plus a table with a TIMESTAMPTZ column, typing columns and casts.
+    struct TypedCatalog(TestCatalog);
+
+    impl Catalog for TypedCatalog {
+        fn table(&self, name: &TableName) -> Result<Option<ResolvedTable>> {
+            if name.name == "event" {
+                let cols = [("at", "TIMESTAMP WITH TIME ZONE"), ("amount", "DOUBLE")];
+                return Ok(Some(ResolvedTable {
+                    id: TableId { catalog: "memory".into(), schema: "main".into(), name: "event".into() },
+                    kind: RelationKind::Table,
+                    columns: cols.iter().map(|(n, t)| ColumnDef { name: n.to_string(), ty: t.to_string() }).collect(),
+                }));
+            }
+            self.0.table(name)
+        }
+        fn function(&self, name: &str) -> Result<Option<FunctionInfo>> {
+            self.0.function(name)
+        }
+        fn expression_types(&self, leaves: &[Leaf], exprs: &[Expr]) -> Result<Vec<Option<String>>> {
+            Ok(exprs
+                .iter()
+                .map(|e| match e {
+                    Expr::Bound { leaf, column } => {
+                        leaves[*leaf].columns.iter().find(|c| &c.name == column).map(|c| c.ty.clone())
+                    }
+                    Expr::Cast { ty, .. } => Some(ty.id.clone()),
+                    Expr::Function { name, .. } if name == "sum" => Some("DOUBLE".into()),
+                    _ => None,
+                })
+                .collect())
+        }
+    }
+
+    #[test]
+    fn types_aggregate_arguments_and_refuses_time_zone_conversions() {
+        let cat = TypedCatalog(TestCatalog::star());
+        let at = || col("e", "at");
+        let select = |items: Vec<Expr>, group_by: Vec<Expr>| Select {
+            items: items.into_iter().map(|expr| SelectItem { expr, alias: None }).collect(),
+            from: table("event", "e"),
+            where_clause: None,
+            group_by,
+        };
+        let q = bind(select(vec![at(), func("sum", vec![col("e", "amount")])], vec![at()]), &cat).unwrap();
+        let Shape::Grouped { aggregates, .. } = q.shape else { panic!() };
+        assert_eq!(aggregates[0].arg_type.as_deref(), Some("DOUBLE"));
+
+        let to_text = Expr::Cast {
+            expr: Box::new(at()),
+            ty: crate::ast::TypeName { id: "VARCHAR".into(), decimal: None },
+            try_cast: false,
+        };
+        let err = bind(select(vec![to_text], vec![]), &cat).unwrap_err().to_string();
+        assert!(err.contains("a cast of a TIMESTAMP WITH TIME ZONE value to VARCHAR"), "{err}");
+        // over an aggregate: typed with the aggregate replaced by a NULL of its type
+        let over_sum = Expr::Cast {
+            expr: Box::new(func("sum", vec![col("e", "amount")])),
+            ty: crate::ast::TypeName { id: "TIMESTAMP WITH TIME ZONE".into(), decimal: None },
+            try_cast: false,
+        };
+        let err = bind(select(vec![over_sum], vec![]), &cat).unwrap_err().to_string();
+        assert!(err.contains("a cast of a DOUBLE value to TIMESTAMP WITH TIME ZONE"), "{err}");
+        let err = bind(select(vec![func("getvariable", vec![Expr::Constant(Constant::Text("x".into()))])], vec![]), &cat)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("getvariable() (depends on the caller's session"), "{err}");
+    }
+
     #[test]
     fn using_and_star() {
         let cat = TestCatalog::star();
