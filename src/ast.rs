@@ -129,6 +129,8 @@ pub enum Expr {
         ty: TypeName,
         try_cast: bool,
     },
+    /// A struct literal `{'a': 1}` / `struct_pack(a := 1)`: field names with their values.
+    Struct(Vec<(String, Expr)>),
 }
 
 impl Expr {
@@ -152,6 +154,7 @@ impl Expr {
             Expr::Case { checks, otherwise } => {
                 checks.iter().flat_map(|(w, t)| [w, t]).chain(std::iter::once(&**otherwise)).collect()
             }
+            Expr::Struct(fields) => fields.iter().map(|(_, v)| v).collect(),
         }
     }
 
@@ -182,6 +185,9 @@ impl Expr {
                 checks: checks.into_iter().map(|(w, t)| Ok((f(w)?, f(t)?))).collect::<Result<_, E>>()?,
                 otherwise: one(otherwise, f)?,
             },
+            Expr::Struct(fields) => {
+                Expr::Struct(fields.into_iter().map(|(n, v)| Ok((n, f(v)?))).collect::<Result<_, E>>()?)
+            }
         })
     }
 

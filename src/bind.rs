@@ -36,6 +36,12 @@ pub trait Catalog {
     fn table(&self, name: &TableName) -> Result<Option<ResolvedTable>>;
     /// Looks up a function by name; None if DuckDB has no function of that name.
     fn function(&self, name: &str) -> Result<Option<FunctionInfo>>;
+    /// DuckDB's types of expressions over the leaves of a join (columns bound to `leaves`), in
+    /// order: row-level expressions, or only aggregates. None where the catalog cannot tell.
+    fn expression_types(&self, leaves: &[Leaf], exprs: &[Expr]) -> Result<Vec<Option<String>>> {
+        let _ = leaves;
+        Ok(vec![None; exprs.len()])
+    }
 }
 
 struct Scope {
@@ -80,7 +86,8 @@ pub fn bind(select: Select, catalog: &dyn Catalog) -> Result<ViewQuery> {
     }
 
     let has_aggregate = items.iter().any(|(e, _)| contains_aggregate(e));
-    let shape = if has_aggregate || !select.group_by.is_empty() {
+    let item_exprs: Vec<Expr> = items.iter().map(|(e, _)| e.clone()).collect();
+    let mut shape = if has_aggregate || !select.group_by.is_empty() {
         let mut keys = Vec::new();
         for g in select.group_by {
             keys.push(bind_group_key(g, &items, &scope, catalog)?);
@@ -93,6 +100,8 @@ pub fn bind(select: Select, catalog: &dyn Catalog) -> Result<ViewQuery> {
         let outputs: Vec<Expr> = items.into_iter().map(|(e, _)| e).collect();
         Shape::Bag { text_identity: vec![false; outputs.len()], outputs }
     };
+
+    type_and_check(&scope.leaves, &predicates, &mut shape, &item_exprs, catalog)?;
 
     let mut used_columns = vec![Vec::<String>::new(); scope.leaves.len()];
     let mut note = |e: &Expr| {
@@ -125,6 +134,82 @@ pub fn bind(select: Select, catalog: &dyn Catalog) -> Result<ViewQuery> {
         cols.sort_by_key(|c| order.iter().position(|o| *o == c));
     }
     Ok(ViewQuery { leaves: scope.leaves, predicates, shape, used_columns })
+}
+
+/// An aggregate call of a select item (`SUM(x)`, `count(*)`), not an expression over one.
+fn is_aggregate_call(e: &Expr) -> bool {
+    matches!(e, Expr::Function { name, is_operator: false, .. } if aggregate_func(name).is_some())
+}
+
+/// Asks DuckDB for the types of every expression of the query, then refuses what depends on
+/// the session's TimeZone (`session::check_time_zone`) and records the types of the aggregates'
+/// arguments (they decide how each sum is kept exact). Expressions over aggregates are typed
+/// with each aggregate replaced by a NULL of the aggregate's type.
+fn type_and_check(
+    leaves: &[Leaf],
+    predicates: &[Expr],
+    shape: &mut Shape,
+    items: &[Expr],
+    catalog: &dyn Catalog,
+) -> Result<()> {
+    let mut roots: Vec<Expr> = predicates.to_vec();
+    match &*shape {
+        Shape::Grouped { keys, aggregates, .. } => {
+            roots.extend(keys.iter().cloned());
+            roots.extend(aggregates.iter().filter_map(|a| a.arg.clone()));
+        }
+        Shape::Bag { outputs, .. } => roots.extend(outputs.iter().cloned()),
+    }
+    if matches!(shape, Shape::Grouped { .. }) {
+        let over_aggregates: Vec<&Expr> =
+            items.iter().filter(|e| contains_aggregate(e) && !is_aggregate_call(e)).collect();
+        let mut calls: Vec<Expr> = Vec::new();
+        for e in &over_aggregates {
+            e.visit(&mut |x| {
+                if is_aggregate_call(x) && !calls.contains(x) {
+                    calls.push(x.clone());
+                }
+            });
+        }
+        let call_types = catalog.expression_types(leaves, &calls)?;
+        for e in over_aggregates {
+            let typed = e.clone().rewrite(&mut |x| -> Result<Expr> {
+                if !is_aggregate_call(&x) {
+                    return Ok(x);
+                }
+                let null = Expr::Constant(crate::ast::Constant::Null);
+                Ok(match calls.iter().position(|c| c == &x).and_then(|i| call_types.get(i).cloned().flatten()) {
+                    Some(ty) => Expr::Cast {
+                        expr: Box::new(null),
+                        ty: crate::ast::TypeName { id: ty, decimal: None },
+                        try_cast: false,
+                    },
+                    None => null,
+                })
+            })?;
+            roots.push(typed);
+        }
+        roots.extend(items.iter().filter(|e| !contains_aggregate(e)).cloned());
+    }
+    let mut nodes: Vec<Expr> = Vec::new();
+    for r in &roots {
+        r.visit(&mut |x| {
+            if !nodes.contains(x) {
+                nodes.push(x.clone());
+            }
+        });
+    }
+    let types = catalog.expression_types(leaves, &nodes)?;
+    let type_of = |e: &Expr| nodes.iter().position(|n| n == e).and_then(|i| types.get(i)?.as_deref());
+    for r in &roots {
+        crate::session::check_time_zone(r, &type_of)?;
+    }
+    if let Shape::Grouped { aggregates, .. } = shape {
+        for a in aggregates.iter_mut() {
+            a.arg_type = a.arg.as_ref().and_then(|arg| type_of(arg)).map(str::to_string);
+        }
+    }
+    Ok(())
 }
 
 fn flatten(item: FromItem, catalog: &dyn Catalog, scope: &mut Scope, preds: &mut Vec<Expr>) -> Result<()> {
@@ -301,6 +386,10 @@ fn check_function(name: &str, is_operator: bool, allow_aggregates: bool, catalog
             Err(Error::Unsupported(format!("aggregate {}() outside the select list", name.to_uppercase())))
         };
     }
+    crate::session::check_function(name)?;
+    if crate::session::CLOCK_FUNCTIONS.iter().any(|f| f.eq_ignore_ascii_case(name)) {
+        return Err(Error::Unsupported(format!("the non-deterministic function {name}()")));
+    }
     match catalog.function(name)? {
         None => bind_error(format!("function '{name}' does not exist")),
         Some(f) if f.aggregate => Err(Error::Unsupported(format!(
@@ -383,7 +472,7 @@ fn over_stored(e: Expr, keys: &[Expr], aggregates: &mut Vec<Aggregate>) -> Resul
                 }
             };
             let func = if func == AggFunc::Count && arg.is_none() { AggFunc::CountStar } else { func };
-            let agg = Aggregate { func, arg };
+            let agg = Aggregate { func, arg, arg_type: None };
             let j = match aggregates.iter().position(|a| a == &agg) {
                 Some(j) => j,
                 None => {
@@ -539,6 +628,74 @@ pub mod tests {
         let mut s = star_select();
         s.group_by = vec![Expr::Constant(Constant::Integer(2))];
         assert!(bind(s, &cat).unwrap_err().to_string().contains("aggregate"));
+    }
+
+    /// The star catalog plus a table with a TIMESTAMPTZ column, typing columns and casts.
+    struct TypedCatalog(TestCatalog);
+
+    impl Catalog for TypedCatalog {
+        fn table(&self, name: &TableName) -> Result<Option<ResolvedTable>> {
+            if name.name == "event" {
+                let cols = [("at", "TIMESTAMP WITH TIME ZONE"), ("amount", "DOUBLE")];
+                return Ok(Some(ResolvedTable {
+                    id: TableId { catalog: "memory".into(), schema: "main".into(), name: "event".into() },
+                    kind: RelationKind::Table,
+                    columns: cols.iter().map(|(n, t)| ColumnDef { name: n.to_string(), ty: t.to_string() }).collect(),
+                }));
+            }
+            self.0.table(name)
+        }
+        fn function(&self, name: &str) -> Result<Option<FunctionInfo>> {
+            self.0.function(name)
+        }
+        fn expression_types(&self, leaves: &[Leaf], exprs: &[Expr]) -> Result<Vec<Option<String>>> {
+            Ok(exprs
+                .iter()
+                .map(|e| match e {
+                    Expr::Bound { leaf, column } => {
+                        leaves[*leaf].columns.iter().find(|c| &c.name == column).map(|c| c.ty.clone())
+                    }
+                    Expr::Cast { ty, .. } => Some(ty.id.clone()),
+                    Expr::Function { name, .. } if name == "sum" => Some("DOUBLE".into()),
+                    _ => None,
+                })
+                .collect())
+        }
+    }
+
+    #[test]
+    fn types_aggregate_arguments_and_refuses_time_zone_conversions() {
+        let cat = TypedCatalog(TestCatalog::star());
+        let at = || col("e", "at");
+        let select = |items: Vec<Expr>, group_by: Vec<Expr>| Select {
+            items: items.into_iter().map(|expr| SelectItem { expr, alias: None }).collect(),
+            from: table("event", "e"),
+            where_clause: None,
+            group_by,
+        };
+        let q = bind(select(vec![at(), func("sum", vec![col("e", "amount")])], vec![at()]), &cat).unwrap();
+        let Shape::Grouped { aggregates, .. } = q.shape else { panic!() };
+        assert_eq!(aggregates[0].arg_type.as_deref(), Some("DOUBLE"));
+
+        let to_text = Expr::Cast {
+            expr: Box::new(at()),
+            ty: crate::ast::TypeName { id: "VARCHAR".into(), decimal: None },
+            try_cast: false,
+        };
+        let err = bind(select(vec![to_text], vec![]), &cat).unwrap_err().to_string();
+        assert!(err.contains("a cast of a TIMESTAMP WITH TIME ZONE value to VARCHAR"), "{err}");
+        // over an aggregate: typed with the aggregate replaced by a NULL of its type
+        let over_sum = Expr::Cast {
+            expr: Box::new(func("sum", vec![col("e", "amount")])),
+            ty: crate::ast::TypeName { id: "TIMESTAMP WITH TIME ZONE".into(), decimal: None },
+            try_cast: false,
+        };
+        let err = bind(select(vec![over_sum], vec![]), &cat).unwrap_err().to_string();
+        assert!(err.contains("a cast of a DOUBLE value to TIMESTAMP WITH TIME ZONE"), "{err}");
+        let err = bind(select(vec![func("getvariable", vec![Expr::Constant(Constant::Text("x".into()))])], vec![]), &cat)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("getvariable() (depends on the caller's session"), "{err}");
     }
 
     #[test]

@@ -7,7 +7,8 @@ use crate::ast::TableName;
 use crate::bind::{Catalog, FunctionInfo, RelationKind, ResolvedTable};
 use crate::db::{int, text, Sql};
 use crate::error::{Error, Result};
-use crate::ir::{ColumnDef, TableId};
+use crate::ast::Expr;
+use crate::ir::{ColumnDef, Leaf, TableId};
 
 const RELATIONS_NAMED: &str = include_str!("../sql/catalog/relations_named.sql");
 const DEFAULTS: &str = include_str!("../sql/catalog/defaults.sql");
@@ -177,6 +178,21 @@ impl Catalog for SqlCatalog<'_> {
             return Ok(None);
         }
         Ok(Some(FunctionInfo { aggregate: text(&r[1]) == "true", deterministic: text(&r[2]) != "false" }))
+    }
+
+    fn expression_types(&self, leaves: &[Leaf], exprs: &[Expr]) -> Result<Vec<Option<String>>> {
+        if exprs.is_empty() {
+            return Ok(vec![]);
+        }
+        let rows = self.db.query(&crate::render::describe_expressions(leaves, exprs))?;
+        if rows.len() != exprs.len() {
+            return Err(Error::Internal(format!(
+                "typing {} expressions of the view query gave {} types",
+                exprs.len(),
+                rows.len()
+            )));
+        }
+        Ok(rows.iter().map(|r| Some(text(&r[1]))).collect())
     }
 }
 

@@ -10,6 +10,9 @@ pub enum Error {
     #[error("openivm: could not parse the view query: {0}")]
     Parse(String),
 
+    #[error("openivm: a view's query must be one SELECT statement ({0})")]
+    NotOneSelect(String),
+
     #[error("openivm: {0}")]
     Bind(String),
 

@@ -40,6 +40,44 @@ pub enum AggFunc {
 pub struct Aggregate {
     pub func: AggFunc,
     pub arg: Option<Expr>,
+    /// DuckDB's type of the argument (None where the catalog could not tell): decides how its
+    /// signed sum is kept exact (see `SumInput`).
+    pub arg_type: Option<String>,
+}
+
+/// How the argument of a SUM/AVG is summed, by its DuckDB type (DuckDB's own SUM: integers
+/// into HUGEINT, DECIMAL(p,s) into DECIMAL(38,s), FLOAT/DOUBLE/UHUGEINT into DOUBLE).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SumInput {
+    /// BOOLEAN and the integer types up to 64 bits: summed as HUGEINT, which no product with a
+    /// weight can overflow.
+    Integer,
+    /// HUGEINT: summed as HUGEINT; the rows of positive and of negative weight are summed apart
+    /// (a deleted minimum value cannot be negated within HUGEINT).
+    Hugeint,
+    /// DECIMAL: summed as DECIMAL(38,s), whose sum DuckDB lets grow past 38 digits.
+    Decimal,
+    /// FLOAT, DOUBLE, UHUGEINT: summed as DOUBLE, with +inf, -inf and NaN inputs counted apart.
+    Float,
+    /// Anything else (or an unknown type): the weighted sum as such.
+    Other,
+}
+
+impl SumInput {
+    pub fn of(arg_type: Option<&str>) -> SumInput {
+        let Some(t) = arg_type else {
+            return SumInput::Other;
+        };
+        let t = t.trim().to_ascii_uppercase();
+        match t.as_str() {
+            "BOOLEAN" | "TINYINT" | "SMALLINT" | "INTEGER" | "BIGINT" | "UTINYINT" | "USMALLINT" | "UINTEGER"
+            | "UBIGINT" => SumInput::Integer,
+            "HUGEINT" => SumInput::Hugeint,
+            "FLOAT" | "REAL" | "DOUBLE" | "UHUGEINT" => SumInput::Float,
+            _ if t.starts_with("DECIMAL") => SumInput::Decimal,
+            _ => SumInput::Other,
+        }
+    }
 }
 
 /// What the stored result holds per row, beyond the hidden row count.
@@ -130,6 +168,21 @@ pub mod stored {
     }
     pub fn agg_nonnull(j: usize) -> String {
         format!("openivm_a{j}_nn")
+    }
+    /// HUGEINT sums: in a view delta, the sum of the rows of negative weight (subtracted from
+    /// the stored sum before the rest is added).
+    pub fn agg_subtracted(j: usize) -> String {
+        format!("openivm_a{j}_sub")
+    }
+    /// Floating sums: signed counts of +inf, -inf and NaN inputs (the sum holds finite inputs only).
+    pub fn agg_pos_inf(j: usize) -> String {
+        format!("openivm_a{j}_pinf")
+    }
+    pub fn agg_neg_inf(j: usize) -> String {
+        format!("openivm_a{j}_ninf")
+    }
+    pub fn agg_nan(j: usize) -> String {
+        format!("openivm_a{j}_nan")
     }
     pub fn group_text(i: usize) -> String {
         format!("openivm_t{i}")

@@ -19,5 +19,6 @@ pub mod parse;
 pub mod plan;
 pub mod rely;
 pub mod render;
+pub mod session;
 pub mod settings;
 pub mod shell;

@@ -15,6 +15,8 @@ struct RawParse {
     #[serde(default)]
     error: bool,
     #[serde(default)]
+    error_type: String,
+    #[serde(default)]
     error_message: String,
     #[serde(default)]
     statements: Vec<RawStatement>,
@@ -166,20 +168,29 @@ fn unsupported<T>(what: impl Into<String>) -> Result<T> {
     Err(Error::Unsupported(what.into()))
 }
 
+/// DuckDB's error for a statement json_serialize_sql cannot serialize.
+const NOT_A_SELECT: &str = "Only SELECT statements can be serialized to json!";
+
 /// Parses the JSON that `json_serialize_sql(query)` returned.
 pub fn parse_select(json: &str) -> Result<Select> {
     let raw: RawParse =
         serde_json::from_str(json).map_err(|e| Error::Parse(format!("DuckDB's parse tree could not be read ({e})")))?;
     if raw.error {
+        // json_serialize_sql serializes SELECT statements only, and says so with this error
+        // for any other statement (INSERT, DROP, PRAGMA, ...), also when it is one of several.
+        if raw.error_type == "not implemented" && raw.error_message == NOT_A_SELECT {
+            return Err(Error::NotOneSelect(
+                "found a statement other than SELECT, such as INSERT, UPDATE, DELETE, DDL or PRAGMA".into(),
+            ));
+        }
         return Err(Error::Parse(raw.error_message));
     }
-    match raw.statements.len() {
-        1 => {}
-        0 => return Err(Error::Parse("the query is empty".into())),
-        n => return Err(Error::Parse(format!("expected one SELECT statement, found {n} statements"))),
+    let mut statements = raw.statements.into_iter();
+    match (statements.next(), statements.len()) {
+        (Some(one), 0) => select_node(one.node),
+        (None, _) => Err(Error::NotOneSelect("the query is empty".into())),
+        (Some(_), rest) => Err(Error::NotOneSelect(format!("found {} statements", rest + 1))),
     }
-    let node = raw.statements.into_iter().next().expect("one statement").node;
-    select_node(node)
 }
 
 fn select_node(node: RawNode) -> Result<Select> {
@@ -291,6 +302,34 @@ fn table_ref(t: RawTableRef) -> Result<FromItem> {
     }
 }
 
+/// Functions DuckDB's parser itself writes as `main.<name>` for a piece of syntax (`LIKE ...
+/// ESCAPE`, `[1, 2]`, `{'a': 1}`, `EXTRACT`, `POSITION(a IN b)`, `SUBSTRING(a FROM 1)`, `TRIM(...
+/// FROM a)`, `MAP {...}`, `AT TIME ZONE`): built-in functions, resolved by their plain name like
+/// any other (and checked by the binder like any other). `row(...)` is left out: the
+/// unnamed STRUCT it builds has a type the visible view cannot name in a cast.
+const PARSER_FUNCTIONS: &[&str] = &[
+    "like_escape",
+    "not_like_escape",
+    "ilike_escape",
+    "not_ilike_escape",
+    "list_value",
+    "struct_pack",
+    "date_part",
+    "position",
+    "substring",
+    "trim",
+    "ltrim",
+    "rtrim",
+    "map",
+    "timezone",
+];
+
+fn written_by_the_parser(e: &RawExpr) -> bool {
+    e.catalog.is_empty()
+        && e.schema.eq_ignore_ascii_case("main")
+        && PARSER_FUNCTIONS.iter().any(|f| f.eq_ignore_ascii_case(&e.function_name))
+}
+
 fn boxed(e: Option<Box<RawExpr>>, what: &str) -> Result<Box<Expr>> {
     match e {
         Some(e) => Ok(Box::new(expr(*e)?)),
@@ -336,17 +375,32 @@ fn expr(e: RawExpr) -> Result<Expr> {
             if e.distinct {
                 return unsupported(format!("{}(DISTINCT ...)", e.function_name.to_uppercase()));
             }
-            if !e.schema.is_empty() || !e.catalog.is_empty() {
+            if (!e.schema.is_empty() || !e.catalog.is_empty()) && !written_by_the_parser(&e) {
                 return unsupported(format!("schema-qualified function {}.{}", e.schema, e.function_name));
             }
-            if e.arguments.iter().any(|a| !a.name.is_empty()) {
+            // Arguments with their names: `children` with aliases (1.5), or `arguments` (2.0).
+            let named: Vec<(String, RawExpr)> = if e.children.is_empty() {
+                e.arguments.into_iter().map(|a| (a.name, a.expression)).collect()
+            } else {
+                e.children.into_iter().map(|c| (c.alias.clone(), c)).collect()
+            };
+            if e.function_name.eq_ignore_ascii_case("struct_pack") && !e.is_operator {
+                // {'a': 1} and struct_pack(a := 1): the names are the struct's field names.
+                let fields = named
+                    .into_iter()
+                    .map(|(name, value)| {
+                        if name.is_empty() {
+                            return unsupported("struct_pack() with an unnamed field (use row(...) or name it)");
+                        }
+                        Ok((name, expr(value)?))
+                    })
+                    .collect::<Result<Vec<_>>>()?;
+                return Ok(Expr::Struct(fields));
+            }
+            if named.iter().any(|(n, _)| !n.is_empty()) {
                 return unsupported(format!("named arguments in {}()", e.function_name));
             }
-            let args = if e.children.is_empty() {
-                e.arguments.into_iter().map(|a| expr(a.expression)).collect::<Result<_>>()?
-            } else {
-                exprs(e.children)?
-            };
+            let args = named.into_iter().map(|(_, a)| expr(a)).collect::<Result<_>>()?;
             Ok(Expr::Function { name: e.function_name, args, is_operator: e.is_operator })
         }
         "COMPARISON" => {
@@ -603,6 +657,55 @@ mod tests {
         .contains("HAVING"));
         let set_op = r#"{"error":false,"statements":[{"node":{"type":"SET_OPERATION_NODE"}}]}"#;
         assert!(parse_select(set_op).unwrap_err().to_string().contains("set operations"));
+    }
+
+    #[test]
+    fn refuses_what_is_not_one_select() {
+        let not_select = r#"{"error":true,"error_type":"not implemented","error_message":"Only SELECT statements can be serialized to json!"}"#;
+        let e = parse_select(not_select).unwrap_err().to_string();
+        assert!(e.starts_with("openivm: a view's query must be one SELECT statement (found a statement other than SELECT"), "{e}");
+        let two = r#"{"error":false,"statements":[{"node":{"type":"SELECT_NODE"}},{"node":{"type":"SELECT_NODE"}}]}"#;
+        assert_eq!(
+            parse_select(two).unwrap_err().to_string(),
+            "openivm: a view's query must be one SELECT statement (found 2 statements)"
+        );
+        let none = r#"{"error":false,"statements":[]}"#;
+        assert!(parse_select(none).unwrap_err().to_string().contains("(the query is empty)"));
+        let syntax = r#"{"error":true,"error_type":"parser","error_message":"syntax error at end of input"}"#;
+        assert_eq!(
+            parse_select(syntax).unwrap_err().to_string(),
+            "openivm: could not parse the view query: syntax error at end of input"
+        );
+    }
+
+    #[test]
+    fn reads_functions_the_parser_qualifies() {
+        // json_serialize_sql('SELECT a LIKE b ESCAPE c, [1, a], {''f'': a} ...'), trimmed.
+        let raw = |name: &str, children: &str| -> RawExpr {
+            serde_json::from_str(&format!(
+                r#"{{"class":"FUNCTION","type":"FUNCTION","function_name":"{name}","schema":"main","catalog":"","children":[{children}]}}"#
+            ))
+            .unwrap()
+        };
+        let a = r#"{"class":"COLUMN_REF","type":"COLUMN_REF","alias":"","column_names":["a"]}"#;
+        let named_a = r#"{"class":"COLUMN_REF","type":"COLUMN_REF","alias":"f","column_names":["a"]}"#;
+        assert_eq!(
+            expr(raw("like_escape", &[a, a, a].join(","))).unwrap(),
+            Expr::Function { name: "like_escape".into(), args: vec![col(&["a"]), col(&["a"]), col(&["a"])], is_operator: false }
+        );
+        assert_eq!(
+            expr(raw("list_value", a)).unwrap(),
+            Expr::Function { name: "list_value".into(), args: vec![col(&["a"])], is_operator: false }
+        );
+        assert_eq!(expr(raw("struct_pack", named_a)).unwrap(), Expr::Struct(vec![("f".into(), col(&["a"]))]));
+        assert!(expr(raw("struct_pack", a)).unwrap_err().to_string().contains("unnamed field"));
+        // a user's own schema-qualified function, and the unnamed struct row(...), stay refused
+        assert!(expr(raw("my_macro", a)).unwrap_err().to_string().contains("schema-qualified function main.my_macro"));
+        assert!(expr(raw("row", a)).unwrap_err().to_string().contains("schema-qualified function main.row"));
+        // named arguments of other functions are not silently dropped
+        let mut upper = raw("upper", named_a);
+        upper.schema.clear();
+        assert!(expr(upper).unwrap_err().to_string().contains("named arguments in upper()"));
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! escaped here; no other module builds SQL from strings.
 
 use crate::ast::{CompareOp, Constant, Expr, TypeName};
-use crate::ir::{stored, AggFunc, ColumnDef, Shape, TableId, ViewQuery};
+use crate::ir::{stored, AggFunc, ColumnDef, Leaf, Shape, SumInput, TableId, ViewQuery};
 use crate::plan::{Mask, Term};
 
 pub mod capture;
@@ -158,12 +158,21 @@ pub fn expr(e: &Expr, aliases: &[String]) -> String {
         Expr::Cast { expr: x, ty, try_cast } => {
             format!("{}({} AS {})", if *try_cast { "TRY_CAST" } else { "CAST" }, r(x), type_name(ty))
         }
+        Expr::Struct(fields) => {
+            format!("struct_pack({})", list(fields, ", ", |(n, v)| format!("{} := {}", ident(n), r(v))))
+        }
     }
 }
 
+/// Function names that DuckDB's grammar reads as keywords when unquoted (`position(a IN b)`).
+const KEYWORD_FUNCTIONS: &[&str] = &["position"];
+
 /// Function names are identifiers; plain lower-case ones stay unquoted for readability.
 fn function_name(name: &str) -> String {
-    if !name.is_empty() && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_') {
+    if !name.is_empty()
+        && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+        && !KEYWORD_FUNCTIONS.contains(&name)
+    {
         name.to_string()
     } else {
         ident(name)
@@ -320,6 +329,14 @@ pub fn full_select(q: &ViewQuery) -> String {
 /// Aggregates weighted payload rows into the stored columns of the result (counts, sums and
 /// non-null counts as signed sums of weights). Used for both the initial fill (over
 /// `full_select`) and every refresh (over the union of the terms).
+///
+/// A sum is kept exactly as DuckDB's SUM computes it, by the type of its argument (`SumInput`):
+/// integers are widened to HUGEINT before the product with the weight (a deleted INT_MIN times
+/// -1 would overflow its own type); HUGEINT rows of positive and of negative weight are summed
+/// apart (`openivm_a<j>_sub`, subtracted by the merge first, since the delta of deleting
+/// HUGEINT's minimum is not a HUGEINT); DOUBLE sums hold the finite inputs only, with signed
+/// counts of +inf, -inf and NaN inputs beside them (a sum that once saw an infinity or a NaN
+/// would otherwise stay non-finite after the row is deleted).
 pub fn aggregate_weighted(q: &ViewQuery, rows_sql: &str) -> String {
     let w = ident(WEIGHT);
     let mut cols = Vec::new();
@@ -329,16 +346,33 @@ pub fn aggregate_weighted(q: &ViewQuery, rows_sql: &str) -> String {
     if let Shape::Grouped { aggregates, .. } = &q.shape {
         for (j, a) in aggregates.iter().enumerate() {
             let v = ident(&value_col(j));
-            let nonnull = format!(
-                "COALESCE(SUM(CASE WHEN {v} IS NOT NULL THEN {w} ELSE 0 END), 0) AS {}",
-                ident(&stored::agg_nonnull(j))
-            );
-            let sum = format!("SUM({v} * {w}) AS {}", ident(&stored::agg_sum(j)));
+            let count_of = |cond: String, col: String| {
+                format!("COALESCE(SUM(CASE WHEN {cond} THEN {w} ELSE 0 END), 0) AS {}", ident(&col))
+            };
+            let nonnull = count_of(format!("{v} IS NOT NULL"), stored::agg_nonnull(j));
+            let sum_col = ident(&stored::agg_sum(j));
             match a.func {
                 AggFunc::CountStar => {}
                 AggFunc::Count => cols.push(nonnull),
                 AggFunc::Sum | AggFunc::Avg => {
-                    cols.push(sum);
+                    match SumInput::of(a.arg_type.as_deref()) {
+                        SumInput::Integer => cols.push(format!("SUM(CAST({v} AS HUGEINT) * {w}) AS {sum_col}")),
+                        SumInput::Hugeint => {
+                            cols.push(format!("SUM(CASE WHEN {w} > 0 THEN {v} * {w} END) AS {sum_col}"));
+                            cols.push(format!(
+                                "SUM(CASE WHEN {w} < 0 THEN {v} * (-{w}) END) AS {}",
+                                ident(&stored::agg_subtracted(j))
+                            ));
+                        }
+                        SumInput::Float => {
+                            let d = format!("CAST({v} AS DOUBLE)");
+                            cols.push(format!("SUM(CASE WHEN isfinite({d}) THEN {d} * {w} END) AS {sum_col}"));
+                            cols.push(count_of(format!("{d} = CAST('inf' AS DOUBLE)"), stored::agg_pos_inf(j)));
+                            cols.push(count_of(format!("{d} = CAST('-inf' AS DOUBLE)"), stored::agg_neg_inf(j)));
+                            cols.push(count_of(format!("isnan({d})"), stored::agg_nan(j)));
+                        }
+                        SumInput::Decimal | SumInput::Other => cols.push(format!("SUM({v} * {w}) AS {sum_col}")),
+                    }
                     cols.push(nonnull);
                 }
             }
@@ -352,18 +386,58 @@ pub fn aggregate_weighted(q: &ViewQuery, rows_sql: &str) -> String {
     format!("SELECT {} FROM ({}) AS openivm_rows{}", cols.join(", "), rows_sql, group_by)
 }
 
-/// The names of the stored result's columns: keys, count, aggregate state.
-pub fn stored_columns(q: &ViewQuery) -> (Vec<String>, Vec<String>) {
+/// How a merge combines a stored column with its delta.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum MergeRule {
+    /// `stored + delta` (NULL counts as 0).
+    Add,
+    /// `list_sum([stored, delta])`: a DECIMAL(38,s) sum, which DuckDB's SUM lets grow past 38
+    /// digits (up to HUGEINT's range) where `+` fails with an overflow.
+    Unbounded,
+    /// `(stored - delta.<column>) + delta`: the named delta column is subtracted first.
+    SubtractFirst(String),
+}
+
+/// A column a merge adds up.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Summed {
+    pub column: String,
+    pub rule: MergeRule,
+}
+
+impl Summed {
+    pub fn added(column: String) -> Summed {
+        Summed { column, rule: MergeRule::Add }
+    }
+}
+
+/// The names of the stored result's columns: keys, and the aggregate state with how a delta is
+/// merged into each.
+pub fn stored_columns(q: &ViewQuery) -> (Vec<String>, Vec<Summed>) {
     let keys = key_columns(q);
     let mut state = Vec::new();
     if let Shape::Grouped { aggregates, .. } = &q.shape {
         for (j, a) in aggregates.iter().enumerate() {
             match a.func {
                 AggFunc::CountStar => {}
-                AggFunc::Count => state.push(stored::agg_nonnull(j)),
+                AggFunc::Count => state.push(Summed::added(stored::agg_nonnull(j))),
                 AggFunc::Sum | AggFunc::Avg => {
-                    state.push(stored::agg_sum(j));
-                    state.push(stored::agg_nonnull(j));
+                    let sum = stored::agg_sum(j);
+                    match SumInput::of(a.arg_type.as_deref()) {
+                        SumInput::Hugeint => state.push(Summed {
+                            column: sum,
+                            rule: MergeRule::SubtractFirst(stored::agg_subtracted(j)),
+                        }),
+                        SumInput::Decimal => state.push(Summed { column: sum, rule: MergeRule::Unbounded }),
+                        SumInput::Float => {
+                            state.push(Summed::added(sum));
+                            state.push(Summed::added(stored::agg_pos_inf(j)));
+                            state.push(Summed::added(stored::agg_neg_inf(j)));
+                            state.push(Summed::added(stored::agg_nan(j)));
+                        }
+                        SumInput::Integer | SumInput::Other => state.push(Summed::added(sum)),
+                    }
+                    state.push(Summed::added(stored::agg_nonnull(j)));
                 }
             }
         }
@@ -379,8 +453,8 @@ pub struct CountedMerge<'a> {
     pub keys: &'a [String],
     pub target_count: &'a str,
     pub source_count: &'a str,
-    /// Further columns that are added up (NULL counts as 0).
-    pub summed: &'a [String],
+    /// Further columns that are added up (see `MergeRule`).
+    pub summed: &'a [Summed],
     /// Whether a row whose count reaches 0 disappears (false for the one row of a global aggregate).
     pub delete_at_zero: bool,
 }
@@ -396,13 +470,25 @@ pub fn counted_merge(m: &CountedMerge) -> String {
     };
     let (tc, sc) = (ident(m.target_count), ident(m.source_count));
     let mut set = vec![format!("{tc} = {t}.{tc} + {d}.{sc}")];
-    set.extend(m.summed.iter().map(|c| format!("{c} = COALESCE({t}.{c}, 0) + COALESCE({d}.{c}, 0)", c = ident(c))));
+    set.extend(m.summed.iter().map(|s| {
+        let c = ident(&s.column);
+        match &s.rule {
+            MergeRule::Add => format!("{c} = COALESCE({t}.{c}, 0) + COALESCE({d}.{c}, 0)"),
+            MergeRule::Unbounded => format!("{c} = list_sum([{t}.{c}, {d}.{c}])"),
+            MergeRule::SubtractFirst(sub) => {
+                format!("{c} = (COALESCE({t}.{c}, 0) - COALESCE({d}.{sub}, 0)) + COALESCE({d}.{c}, 0)", sub = ident(sub))
+            }
+        }
+    }));
     let mut insert_cols: Vec<String> = m.keys.iter().map(|k| ident(k)).collect();
     insert_cols.push(tc.clone());
-    insert_cols.extend(m.summed.iter().map(|c| ident(c)));
+    insert_cols.extend(m.summed.iter().map(|s| ident(&s.column)));
     let mut insert_vals: Vec<String> = m.keys.iter().map(|k| format!("{d}.{}", ident(k))).collect();
     insert_vals.push(format!("{d}.{sc}"));
-    insert_vals.extend(m.summed.iter().map(|c| format!("{d}.{}", ident(c))));
+    // A new row's sum is the delta's own. (Under SubtractFirst it has nothing to subtract: rows
+    // of negative weight are deletions, which only reach rows that exist. DuckDB evaluates the
+    // INSERT values for matched rows too, so a subtraction here could overflow for them.)
+    insert_vals.extend(m.summed.iter().map(|s| format!("{d}.{}", ident(&s.column))));
     let delete =
         if m.delete_at_zero { format!("WHEN MATCHED AND {t}.{tc} + {d}.{sc} = 0 THEN DELETE ") } else { String::new() };
     format!(
@@ -465,21 +551,55 @@ impl SumKind {
 }
 
 /// AVG as DuckDB computes it: the exact (unscaled) integer sum divided by count · 10^scale in
-/// extended precision. Below 2^53 both operands are exact doubles and one division rounds
-/// correctly; above, the integer quotient and the remainder are divided separately so that the
+/// extended precision. Below 2^53 in magnitude (a range test, since abs() of HUGEINT's minimum
+/// overflows) both operands are exact doubles and one division rounds correctly; above, the integer quotient and the remainder are divided separately so that the
 /// sum is not rounded before the division.
+///
+/// A DECIMAL(38,s) sum may exceed 38 digits (DuckDB's SUM lets it), and `sum * 10^s` overflows
+/// long before: the unscaled sum is therefore built from the integer part and the fraction
+/// (`trunc(sum) * 10^s + (sum - trunc(sum)) * 10^s`, exact for every scale up to 18), and only a
+/// sum beyond 38 digits is divided as a double.
 fn exact_average(sum: &str, nn: &str, kind: SumKind) -> String {
-    let (u, d) = match kind {
-        SumKind::Integer => (format!("CAST({sum} AS HUGEINT)"), format!("CAST({nn} AS HUGEINT)")),
+    let double = format!("CAST({sum} AS DOUBLE) / {nn}");
+    let (u, d, guard) = match kind {
+        SumKind::Integer | SumKind::Decimal(0) => {
+            (format!("CAST({sum} AS HUGEINT)"), format!("CAST({nn} AS HUGEINT)"), String::new())
+        }
         SumKind::Decimal(scale) if scale <= 18 => {
             let factor = format!("1{}", "0".repeat(scale as usize));
-            (format!("CAST({sum} * {factor} AS HUGEINT)"), format!("(CAST({nn} AS HUGEINT) * {factor})"))
+            (
+                format!(
+                    "(CAST(trunc({sum}) AS HUGEINT) * {factor} + CAST(({sum} - trunc({sum})) * {factor} AS HUGEINT))"
+                ),
+                format!("(CAST({nn} AS HUGEINT) * {factor})"),
+                format!("WHEN abs(CAST({sum} AS DOUBLE)) >= 1e{} THEN {double} ", 38 - i32::from(scale)),
+            )
         }
-        _ => return format!("CASE WHEN {nn} = 0 THEN NULL ELSE CAST({sum} AS DOUBLE) / {nn} END"),
+        _ => return format!("CASE WHEN {nn} = 0 THEN NULL ELSE {double} END"),
     };
     format!(
-        "CASE WHEN {nn} = 0 THEN NULL WHEN abs({u}) < 9007199254740992 THEN CAST({u} AS DOUBLE) / CAST({d} AS DOUBLE) \
+        "CASE WHEN {nn} = 0 THEN NULL {guard}WHEN {u} BETWEEN -9007199254740991 AND 9007199254740991 THEN CAST({u} AS DOUBLE) / CAST({d} AS DOUBLE) \
          ELSE CAST({u} // {d} AS DOUBLE) + CAST({u} % {d} AS DOUBLE) / CAST({d} AS DOUBLE) END"
+    )
+}
+
+/// A floating SUM as DuckDB's addition gives it, from the sum of the finite inputs and the
+/// signed counts of +inf, -inf and NaN inputs: NaN if any input was NaN; the NaN of inf + -inf
+/// (which prints as `-nan`) if both infinities occur; else the finite sum plus the infinity that
+/// occurs (a finite sum that overflowed to the other infinity gives NaN, as in DuckDB); else the
+/// finite sum.
+fn float_sum(j: usize) -> String {
+    let (sum, pinf, ninf, nan) = (
+        ident(&stored::agg_sum(j)),
+        ident(&stored::agg_pos_inf(j)),
+        ident(&stored::agg_neg_inf(j)),
+        ident(&stored::agg_nan(j)),
+    );
+    format!(
+        "CASE WHEN {nan} > 0 THEN CAST('nan' AS DOUBLE) \
+         WHEN {pinf} > 0 AND {ninf} > 0 THEN CAST('inf' AS DOUBLE) + CAST('-inf' AS DOUBLE) \
+         WHEN {pinf} > 0 THEN COALESCE({sum}, 0) + CAST('inf' AS DOUBLE) \
+         WHEN {ninf} > 0 THEN COALESCE({sum}, 0) + CAST('-inf' AS DOUBLE) ELSE {sum} END"
     )
 }
 
@@ -496,7 +616,10 @@ pub fn visible_view(q: &ViewQuery, data: &Qualified, outputs: &[OutputColumn], s
         Shape::Grouped { keys, aggregates, .. } => {
             let mut cols: Vec<String> = (0..keys.len()).map(|i| ident(&stored::group(i))).collect();
             for (j, a) in aggregates.iter().enumerate() {
-                let (sum, nn) = (ident(&stored::agg_sum(j)), ident(&stored::agg_nonnull(j)));
+                let (mut sum, nn) = (ident(&stored::agg_sum(j)), ident(&stored::agg_nonnull(j)));
+                if SumInput::of(a.arg_type.as_deref()) == SumInput::Float {
+                    sum = format!("({})", float_sum(j));
+                }
                 let fin = match a.func {
                     AggFunc::CountStar => ident(stored::COUNT),
                     AggFunc::Count => nn,
@@ -539,6 +662,17 @@ pub fn needs_text_identity(type_name: &str) -> bool {
 
 fn with_comma(cols: &[String]) -> String {
     list(cols, "", |c| format!("{c}, "))
+}
+
+/// DuckDB's types of expressions over the leaves of a join, one output column each (only
+/// bound, nothing runs). The expressions are all row-level or all aggregates.
+pub fn describe_expressions(leaves: &[Leaf], exprs: &[Expr]) -> String {
+    let aliases: Vec<String> = leaves.iter().map(|l| l.alias.clone()).collect();
+    format!(
+        "DESCRIBE SELECT {} FROM {}",
+        list(exprs.iter().enumerate(), ", ", |(i, e)| format!("{} AS {}", expr(e, &aliases), ident(&format!("openivm_e{i}")))),
+        list(leaves, ", ", |l| format!("{} AS {}", table(&l.table), ident(&l.alias)))
+    )
 }
 
 /// DuckDB's names and types of a query's output columns (the query is the user's own SELECT,
@@ -700,10 +834,30 @@ mod tests {
             ),
             (Expr::Function { name: "count_star".into(), args: vec![], is_operator: false }, "count(*)"),
             (Expr::Function { name: "My Func".into(), args: vec![*c()], is_operator: false }, r#""My Func"("t"."x")"#),
+            (
+                Expr::Function { name: "position".into(), args: vec![*c(), *k(1)], is_operator: false },
+                r#""position"("t"."x", 1)"#,
+            ),
             (Expr::Constant(Constant::Bool(false)), "FALSE"),
             (Expr::Constant(Constant::Null), "NULL"),
             (Expr::Constant(Constant::Double(-0.5)), "(-5e-1)"),
             (Expr::Column(vec!["openivm_g0".into()]), r#""openivm_g0""#),
+            (
+                Expr::Struct(vec![("a b".into(), *k(1)), ("c".into(), *c())]),
+                r#"struct_pack("a b" := 1, "c" := "t"."x")"#,
+            ),
+            (
+                Expr::Function { name: "list_value".into(), args: vec![*k(1), *c()], is_operator: false },
+                r#"list_value(1, "t"."x")"#,
+            ),
+            (
+                Expr::Function {
+                    name: "like_escape".into(),
+                    args: vec![*c(), Expr::Constant(Constant::Text("a!%".into())), Expr::Constant(Constant::Text("!".into()))],
+                    is_operator: false,
+                },
+                r#"like_escape("t"."x", 'a!%', '!')"#,
+            ),
         ];
         for (e, want) in cases {
             assert_eq!(expr(&e, &a), want);
@@ -752,6 +906,91 @@ mod tests {
         );
     }
 
+    /// The star view with its one SUM typed as DuckDB would type its argument.
+    fn typed_sum(ty: &str) -> ViewQuery {
+        let mut q = bind(star_select(), &TestCatalog::star()).unwrap();
+        if let Shape::Grouped { aggregates, .. } = &mut q.shape {
+            aggregates[0].arg_type = Some(ty.to_string());
+        }
+        q
+    }
+
+    #[test]
+    fn keeps_each_sum_exact_by_its_argument_type() {
+        let (v, w) = ("\"openivm_v0\"", "\"openivm_weight\"");
+        let nn = format!(
+            "COALESCE(SUM(CASE WHEN {v} IS NOT NULL THEN {w} ELSE 0 END), 0) AS \"openivm_a0_nn\""
+        );
+        let head = format!("SELECT \"openivm_g0\", COALESCE(SUM({w}), 0) AS \"openivm_count\", ");
+        let tail = " FROM (TERMS) AS openivm_rows GROUP BY 1";
+        // integers: widened before the product, so INT_MIN * -1 cannot overflow
+        assert_eq!(
+            aggregate_weighted(&typed_sum("INTEGER"), "TERMS"),
+            format!("{head}SUM(CAST({v} AS HUGEINT) * {w}) AS \"openivm_a0_sum\", {nn}{tail}")
+        );
+        // HUGEINT: rows of positive and negative weight apart, never a negated value
+        assert_eq!(
+            aggregate_weighted(&typed_sum("HUGEINT"), "TERMS"),
+            format!(
+                "{head}SUM(CASE WHEN {w} > 0 THEN {v} * {w} END) AS \"openivm_a0_sum\", \
+                 SUM(CASE WHEN {w} < 0 THEN {v} * (-{w}) END) AS \"openivm_a0_sub\", {nn}{tail}"
+            )
+        );
+        // DOUBLE: finite inputs summed, +inf / -inf / NaN counted
+        let d = format!("CAST({v} AS DOUBLE)");
+        assert_eq!(
+            aggregate_weighted(&typed_sum("DOUBLE"), "TERMS"),
+            format!(
+                "{head}SUM(CASE WHEN isfinite({d}) THEN {d} * {w} END) AS \"openivm_a0_sum\", \
+                 COALESCE(SUM(CASE WHEN {d} = CAST('inf' AS DOUBLE) THEN {w} ELSE 0 END), 0) AS \"openivm_a0_pinf\", \
+                 COALESCE(SUM(CASE WHEN {d} = CAST('-inf' AS DOUBLE) THEN {w} ELSE 0 END), 0) AS \"openivm_a0_ninf\", \
+                 COALESCE(SUM(CASE WHEN isnan({d}) THEN {w} ELSE 0 END), 0) AS \"openivm_a0_nan\", {nn}{tail}"
+            )
+        );
+        assert_eq!(
+            aggregate_weighted(&typed_sum("DECIMAL(38,2)"), "TERMS"),
+            format!("{head}SUM({v} * {w}) AS \"openivm_a0_sum\", {nn}{tail}")
+        );
+
+        // the merge: DECIMAL sums past 38 digits through list_sum, HUGEINT sums subtract first
+        let data = Qualified { catalog: "db".into(), schema: "main".into(), name: "d".into() };
+        let merge = apply_view_delta(&typed_sum("DECIMAL(38,2)"), &data, "DELTA");
+        assert!(merge.contains(
+            "\"openivm_a0_sum\" = list_sum([openivm_t.\"openivm_a0_sum\", openivm_d.\"openivm_a0_sum\"])"
+        ));
+        let merge = apply_view_delta(&typed_sum("HUGEINT"), &data, "DELTA");
+        assert!(merge.contains(
+            "\"openivm_a0_sum\" = (COALESCE(openivm_t.\"openivm_a0_sum\", 0) - COALESCE(openivm_d.\"openivm_a0_sub\", 0)) \
+             + COALESCE(openivm_d.\"openivm_a0_sum\", 0)"
+        ));
+        assert!(merge.contains("VALUES (openivm_d.\"openivm_g0\", openivm_d.\"openivm_count\", openivm_d.\"openivm_a0_sum\", "));
+        let merge = apply_view_delta(&typed_sum("DOUBLE"), &data, "DELTA");
+        for c in ["pinf", "ninf", "nan"] {
+            assert!(merge.contains(&format!(
+                "\"openivm_a0_{c}\" = COALESCE(openivm_t.\"openivm_a0_{c}\", 0) + COALESCE(openivm_d.\"openivm_a0_{c}\", 0)"
+            )));
+        }
+
+        // the visible view finalizes a DOUBLE sum as DuckDB's addition would
+        let outputs = vec![
+            OutputColumn { name: "name".into(), ty: "VARCHAR".into() },
+            OutputColumn { name: "total".into(), ty: "DOUBLE".into() },
+        ];
+        let view = visible_view(&typed_sum("DOUBLE"), &data, &outputs, &[SumKind::Float]);
+        assert!(view.contains(
+            "CASE WHEN \"openivm_a0_nn\" = 0 THEN NULL ELSE (CASE WHEN \"openivm_a0_nan\" > 0 THEN CAST('nan' AS DOUBLE) \
+             WHEN \"openivm_a0_pinf\" > 0 AND \"openivm_a0_ninf\" > 0 THEN CAST('inf' AS DOUBLE) + CAST('-inf' AS DOUBLE) \
+             WHEN \"openivm_a0_pinf\" > 0 THEN COALESCE(\"openivm_a0_sum\", 0) + CAST('inf' AS DOUBLE) \
+             WHEN \"openivm_a0_ninf\" > 0 THEN COALESCE(\"openivm_a0_sum\", 0) + CAST('-inf' AS DOUBLE) \
+             ELSE \"openivm_a0_sum\" END) END AS \"openivm_a0\""
+        ), "{view}");
+        assert_eq!(SumInput::of(Some("UBIGINT")), SumInput::Integer);
+        assert_eq!(SumInput::of(Some("UHUGEINT")), SumInput::Float);
+        assert_eq!(SumInput::of(Some("DECIMAL(18,4)")), SumInput::Decimal);
+        assert_eq!(SumInput::of(Some("INTERVAL")), SumInput::Other);
+        assert_eq!(SumInput::of(None), SumInput::Other);
+    }
+
     #[test]
     fn finalizes_aggregates_in_the_visible_view() {
         let q = bind(star_select(), &TestCatalog::star()).unwrap();
@@ -766,7 +1005,17 @@ mod tests {
              FROM (SELECT \"openivm_g0\", CASE WHEN \"openivm_a0_nn\" = 0 THEN NULL ELSE \"openivm_a0_sum\" END AS \"openivm_a0\" \
              FROM \"db\".\"main\".\"openivm_data_v\") AS openivm_r"
         );
-        assert!(exact_average("s", "n", SumKind::Decimal(2)).contains("CAST(s * 100 AS HUGEINT)"));
+        assert_eq!(
+            exact_average("s", "n", SumKind::Decimal(2)),
+            "CASE WHEN n = 0 THEN NULL WHEN abs(CAST(s AS DOUBLE)) >= 1e36 THEN CAST(s AS DOUBLE) / n \
+             WHEN (CAST(trunc(s) AS HUGEINT) * 100 + CAST((s - trunc(s)) * 100 AS HUGEINT)) BETWEEN -9007199254740991 AND 9007199254740991 \
+             THEN CAST((CAST(trunc(s) AS HUGEINT) * 100 + CAST((s - trunc(s)) * 100 AS HUGEINT)) AS DOUBLE) / CAST((CAST(n AS HUGEINT) * 100) AS DOUBLE) \
+             ELSE CAST((CAST(trunc(s) AS HUGEINT) * 100 + CAST((s - trunc(s)) * 100 AS HUGEINT)) // (CAST(n AS HUGEINT) * 100) AS DOUBLE) \
+             + CAST((CAST(trunc(s) AS HUGEINT) * 100 + CAST((s - trunc(s)) * 100 AS HUGEINT)) % (CAST(n AS HUGEINT) * 100) AS DOUBLE) \
+             / CAST((CAST(n AS HUGEINT) * 100) AS DOUBLE) END"
+        );
+        // a DECIMAL(38,0) sum, which may hold 39 digits, is never multiplied
+        assert!(exact_average("s", "n", SumKind::Decimal(0)).starts_with("CASE WHEN n = 0 THEN NULL WHEN CAST(s AS HUGEINT) BETWEEN"));
     }
 
     #[test]
@@ -778,7 +1027,7 @@ mod tests {
             keys: &["k".into()],
             target_count: "openivm_count",
             source_count: "openivm_count",
-            summed: &["s".into()],
+            summed: &[Summed::added("s".into())],
             delete_at_zero: true,
         });
         assert!(
