@@ -123,6 +123,7 @@ impl Cache {
                 detail: "a column it reads was added, dropped, renamed or retyped".into(),
             });
         }
+        check_stored_layout(db, &q, &view, name)?;
         let tables = q.tables();
         let read_columns: Vec<Vec<ColumnDef>> = tables.iter().map(|t| q.table_columns(t)).collect();
         let all_columns: Vec<Vec<ColumnDef>> = tables
@@ -168,6 +169,24 @@ impl Cache {
             }
         }
     }
+}
+
+/// A stored result made by an older openivm (other hidden columns) cannot be maintained by this
+/// one: say so instead of failing on a column mismatch.
+fn check_stored_layout(db: &dyn Sql, q: &ViewQuery, view: &ViewRecord, name: &str) -> Result<()> {
+    let expected: Vec<String> = db
+        .query(&crate::render::describe(&crate::render::aggregate_weighted(q, &crate::render::full_select(q))))?
+        .iter()
+        .map(|r| text(&r[0]))
+        .collect();
+    let stored: Vec<String> = SqlCatalog::new(db).columns(&view.data.table_id())?.into_iter().map(|c| c.name).collect();
+    if stored != expected {
+        return Err(Error::Stale {
+            view: name.to_string(),
+            detail: "its stored result was made by another version of openivm (different hidden columns)".into(),
+        });
+    }
+    Ok(())
 }
 
 fn restale(e: Error, name: &str) -> Error {
