@@ -206,7 +206,7 @@ fn type_and_check(
     }
     if let Shape::Grouped { aggregates, .. } = shape {
         for a in aggregates.iter_mut() {
-            a.arg_type = a.arg.as_ref().and_then(|arg| type_of(arg)).map(str::to_string);
+            a.arg_type = a.arg.as_ref().and_then(&type_of).map(str::to_string);
         }
     }
     Ok(())
@@ -692,9 +692,10 @@ pub mod tests {
         };
         let err = bind(select(vec![over_sum], vec![]), &cat).unwrap_err().to_string();
         assert!(err.contains("a cast of a DOUBLE value to TIMESTAMP WITH TIME ZONE"), "{err}");
-        let err = bind(select(vec![func("getvariable", vec![Expr::Constant(Constant::Text("x".into()))])], vec![]), &cat)
-            .unwrap_err()
-            .to_string();
+        let err =
+            bind(select(vec![func("getvariable", vec![Expr::Constant(Constant::Text("x".into()))])], vec![]), &cat)
+                .unwrap_err()
+                .to_string();
         assert!(err.contains("getvariable() (depends on the caller's session"), "{err}");
     }
 

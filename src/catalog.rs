@@ -3,11 +3,11 @@
 
 use std::cell::OnceCell;
 
+use crate::ast::Expr;
 use crate::ast::TableName;
 use crate::bind::{Catalog, FunctionInfo, RelationKind, ResolvedTable};
 use crate::db::{int, text, Sql};
 use crate::error::{Error, Result};
-use crate::ast::Expr;
 use crate::ir::{ColumnDef, Leaf, TableId};
 
 const RELATIONS_NAMED: &str = include_str!("../sql/catalog/relations_named.sql");

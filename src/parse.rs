@@ -663,7 +663,10 @@ mod tests {
     fn refuses_what_is_not_one_select() {
         let not_select = r#"{"error":true,"error_type":"not implemented","error_message":"Only SELECT statements can be serialized to json!"}"#;
         let e = parse_select(not_select).unwrap_err().to_string();
-        assert!(e.starts_with("openivm: a view's query must be one SELECT statement (found a statement other than SELECT"), "{e}");
+        assert!(
+            e.starts_with("openivm: a view's query must be one SELECT statement (found a statement other than SELECT"),
+            "{e}"
+        );
         let two = r#"{"error":false,"statements":[{"node":{"type":"SELECT_NODE"}},{"node":{"type":"SELECT_NODE"}}]}"#;
         assert_eq!(
             parse_select(two).unwrap_err().to_string(),
@@ -691,7 +694,11 @@ mod tests {
         let named_a = r#"{"class":"COLUMN_REF","type":"COLUMN_REF","alias":"f","column_names":["a"]}"#;
         assert_eq!(
             expr(raw("like_escape", &[a, a, a].join(","))).unwrap(),
-            Expr::Function { name: "like_escape".into(), args: vec![col(&["a"]), col(&["a"]), col(&["a"])], is_operator: false }
+            Expr::Function {
+                name: "like_escape".into(),
+                args: vec![col(&["a"]), col(&["a"]), col(&["a"])],
+                is_operator: false
+            }
         );
         assert_eq!(
             expr(raw("list_value", a)).unwrap(),

@@ -262,7 +262,13 @@ pub fn declare(db: &dyn Sql, child: &str, child_cols: &str, parent: &str, parent
 }
 
 /// `openivm_revoke_rely_fk`: removes a declaration; whether there was one.
-pub fn revoke(db: &dyn Sql, child: &str, child_cols: &str, parent: &str, parent_cols: &str) -> Result<(Declared, bool)> {
+pub fn revoke(
+    db: &dyn Sql,
+    child: &str,
+    child_cols: &str,
+    parent: &str,
+    parent_cols: &str,
+) -> Result<(Declared, bool)> {
     let (child_id, child_all) = resolve_table(db, child)?;
     let (parent_id, parent_all) = resolve_table(db, parent)?;
     let cc = match_columns(&child_id, &child_all, &parse_columns(child_cols)?)?;

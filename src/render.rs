@@ -424,10 +424,8 @@ pub fn stored_columns(q: &ViewQuery) -> (Vec<String>, Vec<Summed>) {
                 AggFunc::Sum | AggFunc::Avg => {
                     let sum = stored::agg_sum(j);
                     match SumInput::of(a.arg_type.as_deref()) {
-                        SumInput::Hugeint => state.push(Summed {
-                            column: sum,
-                            rule: MergeRule::SubtractFirst(stored::agg_subtracted(j)),
-                        }),
+                        SumInput::Hugeint => state
+                            .push(Summed { column: sum, rule: MergeRule::SubtractFirst(stored::agg_subtracted(j)) }),
                         SumInput::Decimal => state.push(Summed { column: sum, rule: MergeRule::Unbounded }),
                         SumInput::Float => {
                             state.push(Summed::added(sum));
@@ -476,7 +474,10 @@ pub fn counted_merge(m: &CountedMerge) -> String {
             MergeRule::Add => format!("{c} = COALESCE({t}.{c}, 0) + COALESCE({d}.{c}, 0)"),
             MergeRule::Unbounded => format!("{c} = list_sum([{t}.{c}, {d}.{c}])"),
             MergeRule::SubtractFirst(sub) => {
-                format!("{c} = (COALESCE({t}.{c}, 0) - COALESCE({d}.{sub}, 0)) + COALESCE({d}.{c}, 0)", sub = ident(sub))
+                format!(
+                    "{c} = (COALESCE({t}.{c}, 0) - COALESCE({d}.{sub}, 0)) + COALESCE({d}.{c}, 0)",
+                    sub = ident(sub)
+                )
             }
         }
     }));
@@ -670,7 +671,11 @@ pub fn describe_expressions(leaves: &[Leaf], exprs: &[Expr]) -> String {
     let aliases: Vec<String> = leaves.iter().map(|l| l.alias.clone()).collect();
     format!(
         "DESCRIBE SELECT {} FROM {}",
-        list(exprs.iter().enumerate(), ", ", |(i, e)| format!("{} AS {}", expr(e, &aliases), ident(&format!("openivm_e{i}")))),
+        list(exprs.iter().enumerate(), ", ", |(i, e)| format!(
+            "{} AS {}",
+            expr(e, &aliases),
+            ident(&format!("openivm_e{i}"))
+        )),
         list(leaves, ", ", |l| format!("{} AS {}", table(&l.table), ident(&l.alias)))
     )
 }
@@ -853,7 +858,11 @@ mod tests {
             (
                 Expr::Function {
                     name: "like_escape".into(),
-                    args: vec![*c(), Expr::Constant(Constant::Text("a!%".into())), Expr::Constant(Constant::Text("!".into()))],
+                    args: vec![
+                        *c(),
+                        Expr::Constant(Constant::Text("a!%".into())),
+                        Expr::Constant(Constant::Text("!".into())),
+                    ],
                     is_operator: false,
                 },
                 r#"like_escape("t"."x", 'a!%', '!')"#,
@@ -918,9 +927,7 @@ mod tests {
     #[test]
     fn keeps_each_sum_exact_by_its_argument_type() {
         let (v, w) = ("\"openivm_v0\"", "\"openivm_weight\"");
-        let nn = format!(
-            "COALESCE(SUM(CASE WHEN {v} IS NOT NULL THEN {w} ELSE 0 END), 0) AS \"openivm_a0_nn\""
-        );
+        let nn = format!("COALESCE(SUM(CASE WHEN {v} IS NOT NULL THEN {w} ELSE 0 END), 0) AS \"openivm_a0_nn\"");
         let head = format!("SELECT \"openivm_g0\", COALESCE(SUM({w}), 0) AS \"openivm_count\", ");
         let tail = " FROM (TERMS) AS openivm_rows GROUP BY 1";
         // integers: widened before the product, so INT_MIN * -1 cannot overflow
@@ -955,15 +962,15 @@ mod tests {
         // the merge: DECIMAL sums past 38 digits through list_sum, HUGEINT sums subtract first
         let data = Qualified { catalog: "db".into(), schema: "main".into(), name: "d".into() };
         let merge = apply_view_delta(&typed_sum("DECIMAL(38,2)"), &data, "DELTA");
-        assert!(merge.contains(
-            "\"openivm_a0_sum\" = list_sum([openivm_t.\"openivm_a0_sum\", openivm_d.\"openivm_a0_sum\"])"
-        ));
+        assert!(merge
+            .contains("\"openivm_a0_sum\" = list_sum([openivm_t.\"openivm_a0_sum\", openivm_d.\"openivm_a0_sum\"])"));
         let merge = apply_view_delta(&typed_sum("HUGEINT"), &data, "DELTA");
         assert!(merge.contains(
             "\"openivm_a0_sum\" = (COALESCE(openivm_t.\"openivm_a0_sum\", 0) - COALESCE(openivm_d.\"openivm_a0_sub\", 0)) \
              + COALESCE(openivm_d.\"openivm_a0_sum\", 0)"
         ));
-        assert!(merge.contains("VALUES (openivm_d.\"openivm_g0\", openivm_d.\"openivm_count\", openivm_d.\"openivm_a0_sum\", "));
+        assert!(merge
+            .contains("VALUES (openivm_d.\"openivm_g0\", openivm_d.\"openivm_count\", openivm_d.\"openivm_a0_sum\", "));
         let merge = apply_view_delta(&typed_sum("DOUBLE"), &data, "DELTA");
         for c in ["pinf", "ninf", "nan"] {
             assert!(merge.contains(&format!(
@@ -1015,7 +1022,8 @@ mod tests {
              / CAST((CAST(n AS HUGEINT) * 100) AS DOUBLE) END"
         );
         // a DECIMAL(38,0) sum, which may hold 39 digits, is never multiplied
-        assert!(exact_average("s", "n", SumKind::Decimal(0)).starts_with("CASE WHEN n = 0 THEN NULL WHEN CAST(s AS HUGEINT) BETWEEN"));
+        assert!(exact_average("s", "n", SumKind::Decimal(0))
+            .starts_with("CASE WHEN n = 0 THEN NULL WHEN CAST(s AS HUGEINT) BETWEEN"));
     }
 
     #[test]

@@ -95,16 +95,17 @@ pub fn check_time_zone<'t>(e: &Expr, type_of: &dyn Fn(&Expr) -> Option<&'t str>)
             Expr::Bound { .. } | Expr::Column(_) => Ok(()),
             Expr::Cast { expr, .. } if is_null(expr) => Ok(()),
             Expr::Constant(_) => Ok(()),
-            Expr::Function { name, args, is_operator: false } => match (name.to_ascii_lowercase().as_str(), &args[..]) {
-                ("to_timestamp", [_]) => Ok(()),
-                ("timezone", [zone, _]) if is_text(zone) => Ok(()),
-                ("make_timestamptz", [_, _, _, _, _, _, zone]) if is_text(zone) => Ok(()),
-                (n, _) => refuse(format!("{n}() making a {TZ} value")),
-            },
-            Expr::Cast { expr, .. } => refuse(format!(
-                "a cast of a {} value to {TZ}",
-                type_of(expr).unwrap_or("non-TIMESTAMPTZ")
-            )),
+            Expr::Function { name, args, is_operator: false } => {
+                match (name.to_ascii_lowercase().as_str(), &args[..]) {
+                    ("to_timestamp", [_]) => Ok(()),
+                    ("timezone", [zone, _]) if is_text(zone) => Ok(()),
+                    ("make_timestamptz", [_, _, _, _, _, _, zone]) if is_text(zone) => Ok(()),
+                    (n, _) => refuse(format!("{n}() making a {TZ} value")),
+                }
+            }
+            Expr::Cast { expr, .. } => {
+                refuse(format!("a cast of a {} value to {TZ}", type_of(expr).unwrap_or("non-TIMESTAMPTZ")))
+            }
             Expr::Function { name, .. } => refuse(format!("the operator {name} making a {TZ} value")),
             // CASE/COALESCE over NULLs and the like: nothing is converted.
             _ => Ok(()),
@@ -261,12 +262,17 @@ mod tests {
                 Expr::Compare { op: CompareOp::Eq, left: Box::new(col("tz")), right: Box::new(col("ts")) },
                 "comparing a TIMESTAMP WITH TIME ZONE value with a value of type TIMESTAMP",
             ),
-            (cast(func("list_value", vec![col("tz")]), "VARCHAR"), "a cast of a TIMESTAMP WITH TIME ZONE value to VARCHAR"),
+            (
+                cast(func("list_value", vec![col("tz")]), "VARCHAR"),
+                "a cast of a TIMESTAMP WITH TIME ZONE value to VARCHAR",
+            ),
         ];
         for (e, want) in refused {
             let got = check(&e).unwrap_err();
             assert!(got.contains(want), "{got}");
-            assert!(got.ends_with("(depends on the caller's TimeZone and Calendar settings; the refresh runs in openivm's own session)"));
+            assert!(got.ends_with(
+                "(depends on the caller's TimeZone and Calendar settings; the refresh runs in openivm's own session)"
+            ));
         }
         // nested: the conversion is found below other nodes
         let nested = Expr::Not(Box::new(Expr::IsNull {

@@ -27,7 +27,8 @@ pub const FK_PRUNING: Setting = Setting {
 pub const REFRESH_MODE: Setting = Setting {
     name: "openivm_refresh_mode",
     default: "auto",
-    description: "How refresh brings a view up to date: auto (incremental unless a recompute is cheaper), incremental, or full",
+    description:
+        "How refresh brings a view up to date: auto (incremental unless a recompute is cheaper), incremental, or full",
     choices: &["auto", "incremental", "full"],
 };
 
@@ -67,7 +68,8 @@ pub fn set(db: &dyn Sql, name: &str, value: &str) -> Result<String> {
         let known: Vec<&str> = ALL.iter().map(|s| s.name).collect();
         return Err(Error::InvalidArgument(format!("unknown setting '{name}' (known: {})", known.join(", "))));
     };
-    let normalized = if s.choices.is_empty() { parse_bool(s.name, value)?.to_string() } else { parse_choice(s, value)? };
+    let normalized =
+        if s.choices.is_empty() { parse_bool(s.name, value)?.to_string() } else { parse_choice(s, value)? };
     ensure(db)?;
     db.execute_with(SET, &[&normalized, s.name])?;
     Ok(normalized)

@@ -9,8 +9,8 @@ use crate::db::{json_list, text, Sql};
 use crate::error::{Error, Result};
 use crate::execute::{ensure_metadata, in_transaction};
 use crate::ir::{ColumnDef, TableId};
-use crate::render::capture::Position;
 use crate::rely;
+use crate::render::capture::Position;
 
 const INSERT: &str = include_str!("../../sql/facts/append_only_insert.sql");
 const DELETE: &str = include_str!("../../sql/facts/append_only_delete.sql");
@@ -27,7 +27,9 @@ pub struct Declared {
 fn token_column(columns: &[ColumnDef], key: Option<&str>) -> Result<String> {
     match key {
         Some(k) => Ok(k.to_string()),
-        None => columns.first().map(|c| c.name.clone()).ok_or_else(|| Error::Internal("a table without columns".into())),
+        None => {
+            columns.first().map(|c| c.name.clone()).ok_or_else(|| Error::Internal("a table without columns".into()))
+        }
     }
 }
 
@@ -56,11 +58,11 @@ pub fn declare(db: &dyn Sql, table_arg: &str, key: Option<&str>) -> Result<Decla
     };
     if table.catalog == main {
         in_transaction(db, || {
-            let token = rely::ensure_token(db, &table, &columns, &[token_col.clone()])?;
+            let token = rely::ensure_token(db, &table, &columns, std::slice::from_ref(&token_col))?;
             publish(&token)
         })?;
     } else {
-        let token = in_transaction(db, || rely::ensure_token(db, &table, &columns, &[token_col.clone()]))?;
+        let token = in_transaction(db, || rely::ensure_token(db, &table, &columns, std::slice::from_ref(&token_col)))?;
         in_transaction(db, || publish(&token))?;
     }
     Ok(Declared { table: rely::qualified(&table), key: key.unwrap_or_else(|| "rowid".into()) })

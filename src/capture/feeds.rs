@@ -47,7 +47,7 @@ pub struct Feed {
     pub consumers: i64,
 }
 
-fn cell<'a>(r: &'a Row, i: usize) -> Result<&'a Option<String>> {
+fn cell(r: &Row, i: usize) -> Result<&Option<String>> {
     r.get(i).ok_or_else(|| Error::Internal(format!("a feed row has no column {i}")))
 }
 
@@ -241,7 +241,12 @@ pub fn rebuild(db: &dyn Sql, feed: &mut Feed, kind: &SourceKind, schema: &str, v
 
 /// The delta a view has not applied: logged batches after its cursor, then the fresh batch.
 /// Materialized as a temp table (`name`) unless it is exactly the fresh batch.
-pub fn view_delta(db: &dyn Sql, feed: &Feed, fresh: &Fresh, name: &Qualified) -> Result<(Option<Qualified>, DeltaStats)> {
+pub fn view_delta(
+    db: &dyn Sql,
+    feed: &Feed,
+    fresh: &Fresh,
+    name: &Qualified,
+) -> Result<(Option<Qualified>, DeltaStats)> {
     if feed.cursor >= feed.seq || feed.cursor < 0 {
         return Ok((fresh.delta.clone(), fresh.stats.clone()));
     }

@@ -53,9 +53,7 @@ pub fn rows_read(run_masks: &[u32], delta_rows: &[u64], table_rows: &[u64]) -> (
     let incremental = run_masks
         .iter()
         .map(|m| {
-            (0..table_rows.len())
-                .map(|i| if m & (1 << i) != 0 { delta_rows[i] } else { table_rows[i] })
-                .sum::<u64>()
+            (0..table_rows.len()).map(|i| if m & (1 << i) != 0 { delta_rows[i] } else { table_rows[i] }).sum::<u64>()
         })
         .sum();
     (incremental, full)

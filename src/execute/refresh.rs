@@ -66,18 +66,31 @@ struct Prepared {
     t2_started: Instant,
 }
 
+/// What the second transaction starts from.
+struct Go {
+    key: String,
+    c: Compiled,
+    /// Appended-row count of each table, as the first transaction read it.
+    sizes: Vec<i64>,
+    /// Per table: captured in the first transaction, or None (captured in the second).
+    inputs: Vec<Option<Input>>,
+    requested: Requested,
+    pruning: bool,
+    /// The view's feeds as the first transaction read them (None: read them again).
+    feeds: Option<Vec<Feed>>,
+}
+
+impl Go {
+    /// The temp tables the first transaction made, to drop when the second fails.
+    fn temp_tables(&self) -> Vec<(Fresh, Option<Qualified>)> {
+        self.inputs.iter().flatten().map(|i| (i.fresh.clone(), i.delta.clone())).collect()
+    }
+}
+
 /// What the first transaction found.
 enum First {
     NothingToDo { c: Compiled },
-    Go {
-        key: String,
-        c: Compiled,
-        sizes: Vec<i64>,
-        inputs: Vec<Option<Input>>,
-        requested: Requested,
-        pruning: bool,
-        feeds: Vec<Feed>,
-    },
+    Go(Go),
 }
 
 fn requested_mode(c: &super::cache::Settings, opts: &Options) -> Requested {
@@ -86,10 +99,7 @@ fn requested_mode(c: &super::cache::Settings, opts: &Options) -> Requested {
 
 /// The feed of table `k` of the view among those it has cursors into.
 fn feed_of(feeds: &[Feed], c: &Compiled, k: usize) -> Option<Feed> {
-    feeds
-        .iter()
-        .find(|f| f.table == c.tables[k] && f.columns == c.read_columns[k])
-        .cloned()
+    feeds.iter().find(|f| f.table == c.tables[k] && f.columns == c.read_columns[k]).cloned()
 }
 
 fn first_transaction(db: &dyn Sql, cache: &mut Cache, name: &str, opts: &Options) -> Result<First> {
@@ -102,7 +112,7 @@ fn first_transaction(db: &dyn Sql, cache: &mut Cache, name: &str, opts: &Options
     let mut inputs: Vec<Option<Input>> = Vec::new();
     // A full refresh, or a view whose feed was rebuilt, captures in the second transaction only.
     let later = requested == Requested::Full || feeds.iter().any(|f| f.cursor < 0);
-    for k in 0..c.tables.len() {
+    for (k, &size) in sizes.iter().enumerate() {
         if later {
             inputs.push(None);
             continue;
@@ -116,10 +126,10 @@ fn first_transaction(db: &dyn Sql, cache: &mut Cache, name: &str, opts: &Options
             inputs.push(None); // captured in the second transaction
             continue;
         }
-        let fresh = if capture::surely_unchanged(&feed, sizes[k]) {
+        let fresh = if capture::surely_unchanged(&feed, size) {
             capture::unchanged(&feed)
         } else {
-            capture::capture(db, &feed, &format!("fresh_{k}"), sizes[k])?
+            capture::capture(db, &feed, &format!("fresh_{k}"), size)?
         };
         let (delta, stats) = feeds::view_delta(db, &feed, &fresh, &capture::temp_name("delta", k))?;
         let bounded = capture::bounded_state(&feed, &fresh);
@@ -132,21 +142,11 @@ fn first_transaction(db: &dyn Sql, cache: &mut Cache, name: &str, opts: &Options
     if nothing {
         return Ok(First::NothingToDo { c });
     }
-    Ok(First::Go { key, c, sizes, inputs, requested, pruning, feeds })
+    Ok(First::Go(Go { key, c, sizes, inputs, requested, pruning, feeds: Some(feeds) }))
 }
 
-fn second_transaction(
-    db: &dyn Sql,
-    key: String,
-    c: Compiled,
-    sizes: Vec<i64>,
-    mut captured: Vec<Option<Input>>,
-    requested: Requested,
-    pruning: bool,
-    capture_started: Instant,
-    round: &mut HashSet<i64>,
-    known_feeds: Option<Vec<Feed>>,
-) -> Result<Prepared> {
+fn second_transaction(db: &dyn Sql, go: Go, capture_started: Instant, round: &mut HashSet<i64>) -> Result<Prepared> {
+    let Go { key, c, sizes, inputs: mut captured, requested, pruning, feeds: known_feeds } = go;
     let t2_started = Instant::now();
     let at = c.view.at.clone();
     // The feeds cannot change between the two transactions of one refresh (only openivm writes
@@ -157,11 +157,8 @@ fn second_transaction(
     };
     let detached = (0..c.tables.len()).any(|k| feed_of(&feeds, &c, k).is_none());
     let has_diff = c.sources.iter().any(|s| matches!(s, SourceKind::Diff));
-    let skip = if has_diff && !detached {
-        mode::skip_capture(requested, c.last_incremental_ms, c.last_full_ms)
-    } else {
-        None
-    };
+    let skip =
+        if has_diff && !detached { mode::skip_capture(requested, c.last_incremental_ms, c.last_full_ms) } else { None };
     let table_rows: Vec<i64> = sizes.clone();
     if detached || skip.is_some() {
         // Recompute without capturing: a detached view reads no feed; re-attaching starts at
@@ -478,7 +475,8 @@ pub fn refresh_all(db: &dyn Sql, cache: &mut Cache, opts: Options) -> Result<Vec
             let requested = requested_mode(&settings, &opts);
             let pruning = opts.fk_pruning.unwrap_or(settings.fk_pruning);
             let inputs = (0..c.tables.len()).map(|_| None).collect();
-            let p = second_transaction(db, key, c, sizes, inputs, requested, pruning, started, &mut round, None)?;
+            let go = Go { key, c, sizes, inputs, requested, pruning, feeds: None };
+            let p = second_transaction(db, go, started, &mut round)?;
             let (p, counts, total_ms) = finish(db, p, started)?;
             done.push((p.key.clone(), p.mode, total_ms, report(&p, counts, started)));
         }
@@ -507,7 +505,7 @@ pub struct RefreshReport {
 pub fn refresh(db: &dyn Sql, cache: &mut Cache, name: &str, opts: Options) -> Result<RefreshReport> {
     let started = Instant::now();
     let first = in_transaction(db, || first_transaction(db, cache, name, &opts))?;
-    let (key, c, sizes, inputs, requested, pruning, feeds) = match first {
+    let go = match first {
         First::NothingToDo { c } => {
             let counts = TermCounts {
                 total: (1u32 << c.q.leaves.len()) as usize - 1,
@@ -522,25 +520,11 @@ pub fn refresh(db: &dyn Sql, cache: &mut Cache, name: &str, opts: Options) -> Re
                 mode: Mode::Incremental,
             });
         }
-        First::Go { key, c, sizes, inputs, requested, pruning, feeds } => {
-            (key, c, sizes, inputs, requested, pruning, feeds)
-        }
+        First::Go(go) => go,
     };
-    let first_inputs: Vec<(Fresh, Option<Qualified>)> =
-        inputs.iter().flatten().map(|i| (i.fresh.clone(), i.delta.clone())).collect();
+    let first_inputs = go.temp_tables();
     let outcome = in_transaction(db, || {
-        let p = second_transaction(
-            db,
-            key,
-            c,
-            sizes,
-            inputs,
-            requested,
-            pruning,
-            started,
-            &mut HashSet::new(),
-            Some(feeds),
-        )?;
+        let p = second_transaction(db, go, started, &mut HashSet::new())?;
         finish(db, p, started)
     });
     let (p, counts, total_ms) = match outcome {
@@ -580,7 +564,7 @@ pub struct ExplainRow {
 pub fn explain(db: &dyn Sql, cache: &mut Cache, name: &str, opts: Options) -> Result<Vec<ExplainRow>> {
     let started = Instant::now();
     let first = in_transaction(db, || first_transaction(db, cache, name, &opts))?;
-    let (key, c, sizes, inputs, requested, pruning, feeds) = match first {
+    let go = match first {
         First::NothingToDo { c } => {
             return Ok(plan::all_terms(c.q.leaves.len())
                 .into_iter()
@@ -599,15 +583,11 @@ pub fn explain(db: &dyn Sql, cache: &mut Cache, name: &str, opts: Options) -> Re
                 })
                 .collect());
         }
-        First::Go { key, c, sizes, inputs, requested, pruning, feeds } => {
-            (key, c, sizes, inputs, requested, pruning, feeds)
-        }
+        First::Go(go) => go,
     };
-    let first_inputs: Vec<(Fresh, Option<Qualified>)> =
-        inputs.iter().flatten().map(|i| (i.fresh.clone(), i.delta.clone())).collect();
+    let first_inputs = go.temp_tables();
     db.execute("BEGIN TRANSACTION")?;
-    let prepared =
-        second_transaction(db, key, c, sizes, inputs, requested, pruning, started, &mut HashSet::new(), Some(feeds));
+    let prepared = second_transaction(db, go, started, &mut HashSet::new());
     let outcome = prepared.map(|p| {
         p.plan
             .iter()

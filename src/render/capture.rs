@@ -203,12 +203,7 @@ pub fn append_log(log: &Qualified, delta: &Qualified, cols: &[ColumnDef], seq: i
 
 /// The logged delta rows a view has not seen: batches after its cursor.
 pub fn log_after(log: &Qualified, cols: &[ColumnDef], cursor: i64) -> String {
-    format!(
-        "SELECT {c}{m} FROM {} WHERE {SEQ} > {cursor}",
-        log.sql(),
-        c = plain_columns(cols),
-        m = ident(MULTIPLICITY)
-    )
+    format!("SELECT {c}{m} FROM {} WHERE {SEQ} > {cursor}", log.sql(), c = plain_columns(cols), m = ident(MULTIPLICITY))
 }
 
 /// The columns of a delta (read columns and multiplicity) of a fresh capture.

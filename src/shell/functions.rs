@@ -15,12 +15,13 @@ fn create(inst: &Instance, args: &Args) -> Result<Rows> {
 }
 
 fn options(args: &Args) -> Result<refresh::Options> {
-    let mode = match args.named_text("mode") {
-        None => None,
-        Some(m) => Some(Requested::parse(m).ok_or_else(|| {
-            Error::InvalidArgument(format!("mode takes 'auto', 'incremental' or 'full', not '{m}'"))
-        })?),
-    };
+    let mode =
+        match args.named_text("mode") {
+            None => None,
+            Some(m) => Some(Requested::parse(m).ok_or_else(|| {
+                Error::InvalidArgument(format!("mode takes 'auto', 'incremental' or 'full', not '{m}'"))
+            })?),
+        };
     Ok(refresh::Options { fk_pruning: args.flag("fk_pruning"), mode })
 }
 

@@ -42,7 +42,11 @@ fn thread_key() -> u64 {
 
 impl Instance {
     pub fn new(conn: Connection) -> Arc<Instance> {
-        Arc::new(Instance { conn: Mutex::new(Some(conn)), cache: Mutex::new(Cache::default()), owner: AtomicU64::new(0) })
+        Arc::new(Instance {
+            conn: Mutex::new(Some(conn)),
+            cache: Mutex::new(Cache::default()),
+            owner: AtomicU64::new(0),
+        })
     }
 
     /// Runs `f` with the kept connection, serializing callers.
