@@ -1,0 +1,326 @@
+//! The gate in front of the kept connection: one openivm call at a time uses it, and every way
+//! out of a call (a result, an error, a panic) leaves the connection as it was found: no open
+//! transaction, no owner, no poisoned lock.
+//!
+//! The gate is generic over the connection (anything that runs SQL) so that its logic is unit
+//! tested without DuckDB. It is not a `Mutex<Connection>` on purpose:
+//! - a `MutexGuard` cannot outlive the callback that took it, nor be released on another
+//!   thread, nor tell who holds it; the gate's holder is plain state under a short-lived lock,
+//!   so a nested call on the holding thread is an error, not a deadlock;
+//! - a panic never poisons it: the state lock is never held while SQL or user code runs, and a
+//!   poisoned connection lock is taken over (`PoisonError::into_inner`), since the connection's
+//!   own state is repaired by the rollback below.
+//!
+//! The lease a call holds rolls back a transaction it left open when it is dropped, whatever the
+//! path that dropped it (including unwinding).
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
+use std::thread;
+
+use crate::db::{Row, Sql};
+use crate::error::{Error, Result};
+
+/// A key for the current thread (never 0).
+pub fn thread_key() -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    thread::current().id().hash(&mut h);
+    h.finish() | 1
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// What a statement does to the connection's explicit transaction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TxEffect {
+    Begin,
+    Commit,
+    Rollback,
+    None,
+}
+
+/// Classifies a statement by its first keyword (after whitespace and `--` comments).
+pub fn tx_effect(sql: &str) -> TxEffect {
+    let mut rest = sql;
+    loop {
+        rest = rest.trim_start();
+        if let Some(after) = rest.strip_prefix("--") {
+            rest = after.split_once('\n').map_or("", |(_, r)| r);
+        } else {
+            break;
+        }
+    }
+    let word: String = rest.chars().take_while(|c| c.is_ascii_alphabetic()).collect::<String>().to_ascii_uppercase();
+    match word.as_str() {
+        "BEGIN" | "START" => TxEffect::Begin,
+        "COMMIT" | "END" => TxEffect::Commit,
+        "ROLLBACK" | "ABORT" => TxEffect::Rollback,
+        _ => TxEffect::None,
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Holder {
+    Free,
+    Busy { thread: u64 },
+}
+
+struct State {
+    holder: Holder,
+    /// An explicit transaction is open on the connection (tracked from the statements run).
+    tx_open: bool,
+}
+
+pub struct Gate<C> {
+    state: Mutex<State>,
+    freed: Condvar,
+    /// Locked only by the gate's holder, one statement at a time.
+    conn: Mutex<Option<C>>,
+}
+
+impl<C: Sql + Send> Gate<C> {
+    pub fn new(conn: C) -> Gate<C> {
+        Gate {
+            state: Mutex::new(State { holder: Holder::Free, tx_open: false }),
+            freed: Condvar::new(),
+            conn: Mutex::new(Some(conn)),
+        }
+    }
+
+    /// Waits for the gate and takes it. A call from the thread that holds it is nested and gets
+    /// `Error::Reentrant` at once.
+    pub fn acquire(&self) -> Result<Lease<'_, C>> {
+        let me = thread_key();
+        let mut st = lock(&self.state);
+        loop {
+            match st.holder {
+                Holder::Free => break,
+                Holder::Busy { thread } if thread == me => return Err(Error::Reentrant),
+                Holder::Busy { .. } => st = self.freed.wait(st).unwrap_or_else(PoisonError::into_inner),
+            }
+        }
+        st.holder = Holder::Busy { thread: me };
+        drop(st);
+        let lease = Lease { gate: self };
+        if lock(&self.conn).is_none() {
+            return Err(Error::Released); // the lease's drop frees the gate again
+        }
+        Ok(lease)
+    }
+
+    /// Takes the gate only if it is free now (the watchdog never waits).
+    pub fn try_acquire(&self) -> Option<Lease<'_, C>> {
+        let mut st = lock(&self.state);
+        if st.holder != Holder::Free {
+            return None;
+        }
+        st.holder = Holder::Busy { thread: thread_key() };
+        Some(Lease { gate: self })
+    }
+
+    fn release(&self) {
+        let tx_open = lock(&self.state).tx_open;
+        if tx_open {
+            // Best effort, and never a panic out of a drop: the transaction must not outlive
+            // the call that opened it.
+            let _ = catch_unwind(AssertUnwindSafe(|| {
+                if let Some(c) = lock(&self.conn).as_ref() {
+                    let _ = c.execute("ROLLBACK");
+                }
+            }));
+        }
+        let mut st = lock(&self.state);
+        st.tx_open = false;
+        st.holder = Holder::Free;
+        drop(st);
+        self.freed.notify_all();
+    }
+
+    fn run(&self, sql: &str, params: &[&str]) -> Result<Vec<Row>> {
+        let effect = tx_effect(sql);
+        let outcome = {
+            let conn = lock(&self.conn);
+            match conn.as_ref() {
+                Some(c) => c.query_with(sql, params),
+                None => Err(Error::Released),
+            }
+        };
+        let mut st = lock(&self.state);
+        match (effect, outcome.is_ok()) {
+            (TxEffect::Begin, true) => st.tx_open = true,
+            (TxEffect::Commit, true) | (TxEffect::Rollback, _) => st.tx_open = false,
+            _ => {}
+        }
+        outcome
+    }
+}
+
+/// The right to use the connection, until dropped.
+pub struct Lease<'g, C: Sql + Send> {
+    gate: &'g Gate<C>,
+}
+
+impl<C: Sql + Send> Lease<'_, C> {
+    /// Runs `f` on the connection itself (`None` once released).
+    pub fn with_conn<T>(&self, f: impl FnOnce(Option<&C>) -> T) -> T {
+        f(lock(&self.gate.conn).as_ref())
+    }
+
+    /// Removes the connection (the watchdog releasing it); later calls get `Error::Released`.
+    pub fn take_connection(&self) -> Option<C> {
+        lock(&self.gate.conn).take()
+    }
+}
+
+impl<C: Sql + Send> Sql for Lease<'_, C> {
+    fn query_with(&self, sql: &str, params: &[&str]) -> Result<Vec<Row>> {
+        self.gate.run(sql, params)
+    }
+}
+
+impl<C: Sql + Send> Drop for Lease<'_, C> {
+    fn drop(&mut self) {
+        self.gate.release();
+    }
+}
+
+/// Runs `f` with the gate held; a panic in `f` becomes an error, and on every path the lease is
+/// dropped (so the gate is free and no transaction stays open) before this returns.
+pub fn with_lease<C: Sql + Send, T>(gate: &Gate<C>, f: impl FnOnce(&dyn Sql) -> Result<T>) -> Result<T> {
+    let lease = gate.acquire()?;
+    let outcome = catch_unwind(AssertUnwindSafe(|| f(&lease)));
+    drop(lease);
+    match outcome {
+        Ok(r) => r,
+        Err(payload) => Err(Error::Internal(format!("internal error (panic caught): {}", panic_text(&*payload)))),
+    }
+}
+
+pub fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".to_string())
+}
+
+#[cfg(test)]
+pub mod tests {
+    use super::*;
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    /// A connection that records statements and panics or fails on request.
+    #[derive(Default)]
+    pub struct Fake {
+        pub log: Mutex<Vec<String>>,
+        pub panic_on: Option<&'static str>,
+        pub sleep_on: Option<(&'static str, Duration)>,
+    }
+
+    impl Sql for Fake {
+        fn query_with(&self, sql: &str, _params: &[&str]) -> Result<Vec<Row>> {
+            lock(&self.log).push(sql.to_string());
+            if let Some((s, d)) = self.sleep_on {
+                if sql == s {
+                    thread::sleep(d);
+                }
+            }
+            if self.panic_on == Some(sql) {
+                panic!("fake panic on {sql}");
+            }
+            if sql == "FAIL" {
+                return Err(Error::Internal("fake failure".into()));
+            }
+            Ok(vec![])
+        }
+    }
+
+    fn log(g: &Gate<Fake>) -> Vec<String> {
+        g.try_acquire().expect("gate free").with_conn(|c| lock(&c.expect("connection").log).clone())
+    }
+
+    #[test]
+    fn classifies_transaction_statements() {
+        assert_eq!(tx_effect("BEGIN TRANSACTION"), TxEffect::Begin);
+        assert_eq!(tx_effect("  -- c\n begin"), TxEffect::Begin);
+        assert_eq!(tx_effect("COMMIT"), TxEffect::Commit);
+        assert_eq!(tx_effect("rollback"), TxEffect::Rollback);
+        assert_eq!(tx_effect("SELECT 'BEGIN'"), TxEffect::None);
+        assert_eq!(tx_effect("BEGINNING"), TxEffect::None);
+    }
+
+    #[test]
+    fn a_panic_frees_the_gate_and_rolls_back() {
+        let g = Gate::new(Fake { panic_on: Some("BOOM"), ..Fake::default() });
+        let err = with_lease(&g, |db| {
+            db.execute("BEGIN TRANSACTION")?;
+            db.execute("BOOM")
+        })
+        .unwrap_err();
+        assert!(err.to_string().contains("panic caught"), "{err}");
+        assert_eq!(log(&g), vec!["BEGIN TRANSACTION", "BOOM", "ROLLBACK"]);
+        // The same thread is not taken for a nested caller afterwards, and the poisoned
+        // connection lock does not stop the next call nor the watchdog.
+        with_lease(&g, |db| db.execute("SELECT 1")).unwrap();
+        assert!(g.try_acquire().is_some());
+    }
+
+    #[test]
+    fn a_panic_in_the_callers_code_frees_the_gate() {
+        let g = Gate::new(Fake::default());
+        let err = with_lease(&g, |db| -> Result<()> {
+            db.execute("BEGIN")?;
+            panic!("in the caller")
+        })
+        .unwrap_err();
+        assert!(err.to_string().contains("in the caller"));
+        assert_eq!(log(&g), vec!["BEGIN", "ROLLBACK"]);
+    }
+
+    #[test]
+    fn an_error_with_an_open_transaction_rolls_back_and_a_commit_does_not() {
+        let g = Gate::new(Fake::default());
+        assert!(with_lease(&g, |db| {
+            db.execute("BEGIN")?;
+            db.execute("FAIL")
+        })
+        .is_err());
+        with_lease(&g, |db| {
+            db.execute("BEGIN")?;
+            db.execute("COMMIT")
+        })
+        .unwrap();
+        assert_eq!(log(&g), vec!["BEGIN", "FAIL", "ROLLBACK", "BEGIN", "COMMIT"]);
+    }
+
+    #[test]
+    fn a_nested_call_on_the_holding_thread_is_an_error() {
+        let g = Gate::new(Fake::default());
+        let inner = with_lease(&g, |_| Ok(with_lease(&g, |_| Ok(())))).unwrap();
+        assert!(matches!(inner, Err(Error::Reentrant)));
+        with_lease(&g, |_| Ok(())).unwrap();
+    }
+
+    #[test]
+    fn another_thread_waits_for_the_holder() {
+        let g = Arc::new(Gate::new(Fake { sleep_on: Some(("SLOW", Duration::from_millis(200))), ..Fake::default() }));
+        let g2 = g.clone();
+        let t = thread::spawn(move || with_lease(&g2, |db| db.execute("SLOW")));
+        thread::sleep(Duration::from_millis(50));
+        with_lease(&g, |db| db.execute("AFTER")).unwrap();
+        t.join().unwrap().unwrap();
+        assert_eq!(log(&g), vec!["SLOW", "AFTER"]);
+    }
+
+    #[test]
+    fn a_released_connection_is_reported() {
+        let g = Gate::new(Fake::default());
+        assert!(g.try_acquire().unwrap().take_connection().is_some());
+        assert!(matches!(with_lease(&g, |_| Ok(())), Err(Error::Released)));
+        assert!(g.try_acquire().is_some(), "the failed acquire freed the gate");
+    }
+}
