@@ -1,7 +1,7 @@
 //! Settings, per database, in the table `openivm_settings` (the 1.5 C API cannot register
 //! config options). Every known setting has a row, so `FROM openivm_settings` lists them all.
 
-use crate::db::{text, Sql};
+use crate::db::{Cells, Sql};
 use crate::error::{Error, Result};
 
 const CREATE: &str = include_str!("../sql/settings/create.sql");
@@ -57,7 +57,10 @@ pub fn set(db: &dyn Sql, name: &str, value: &str) -> Result<String> {
 pub fn fk_pruning(db: &dyn Sql) -> Result<bool> {
     let rows = db.query_with(GET, &[FK_PRUNING.name])?;
     match rows.first() {
-        Some(r) => parse_bool(FK_PRUNING.name, &text(&r[0])),
+        Some(r) => match r.opt_text(0)? {
+            Some(v) => parse_bool(FK_PRUNING.name, v),
+            None => parse_bool(FK_PRUNING.name, FK_PRUNING.default),
+        },
         None => parse_bool(FK_PRUNING.name, FK_PRUNING.default),
     }
 }

@@ -110,7 +110,8 @@ pub fn guard<T>(f: impl FnOnce() -> Result<T>) -> Result<T> {
 }
 
 fn c_string(s: &str) -> CString {
-    CString::new(s.replace('\0', " ")).expect("NUL bytes were replaced")
+    // After replacing NUL bytes the conversion cannot fail; an empty string is the fallback.
+    CString::new(s.replace('\0', " ")).unwrap_or_default()
 }
 
 /// Registers `spec` on `conn` with `instance` as the state its callbacks see.
@@ -229,7 +230,10 @@ unsafe extern "C" fn produce(info: ffi::duckdb_function_info, output: ffi::duckd
         for (col, (_, ty)) in reg.spec.columns.iter().enumerate() {
             let vector = ffi::duckdb_data_chunk_get_vector(output, col as u64);
             for (out_row, row) in data.rows[*next..end].iter().enumerate() {
-                write_value(vector, *ty, out_row, &row[col]);
+                let value = row.get(col).ok_or_else(|| {
+                    Error::Internal(format!("{}: a result row has no column {col}", reg.spec.name))
+                })?;
+                write_value(vector, *ty, out_row, value)?;
             }
         }
         ffi::duckdb_data_chunk_set_size(output, (end - *next) as u64);
@@ -242,7 +246,8 @@ unsafe extern "C" fn produce(info: ffi::duckdb_function_info, output: ffi::duckd
     }
 }
 
-unsafe fn write_value(vector: ffi::duckdb_vector, ty: ColumnType, row: usize, value: &Value) {
+/// Writes one value; a value of the wrong kind for its column is an error (never a panic).
+unsafe fn write_value(vector: ffi::duckdb_vector, ty: ColumnType, row: usize, value: &Value) -> Result<()> {
     let data = ffi::duckdb_vector_get_data(vector);
     match (ty, value) {
         (_, Value::Null) => {
@@ -253,10 +258,15 @@ unsafe fn write_value(vector: ffi::duckdb_vector, ty: ColumnType, row: usize, va
         (ColumnType::Varchar, Value::Text(s)) => {
             ffi::duckdb_vector_assign_string_element_len(vector, row as u64, s.as_ptr() as *const _, s.len() as u64);
         }
-        (ColumnType::Integer, Value::Int(i)) => *(data as *mut i32).add(row) = *i as i32,
+        (ColumnType::Integer, Value::Int(i)) => {
+            let v = i32::try_from(*i)
+                .map_err(|_| Error::Internal(format!("value {i} does not fit an INTEGER result column")))?;
+            *(data as *mut i32).add(row) = v
+        }
         (ColumnType::BigInt, Value::Int(i)) => *(data as *mut i64).add(row) = *i,
         (ColumnType::Double, Value::Double(d)) => *(data as *mut f64).add(row) = *d,
         (ColumnType::Boolean, Value::Bool(b)) => *(data as *mut bool).add(row) = *b,
-        (ty, v) => panic!("value {v:?} does not fit column type {ty:?}"),
+        (ty, v) => return Err(Error::Internal(format!("value {v:?} does not fit a result column of type {ty:?}"))),
     }
+    Ok(())
 }
