@@ -34,8 +34,15 @@ pub enum Error {
     #[error("openivm: {message}")]
     Sql { message: String, sql: String },
 
-    #[error("openivm: this call was made from inside another openivm call on the same thread; openivm functions cannot be nested")]
+    /// A call made on the thread that is running an openivm call (certainly nested).
+    #[error("openivm: this call was made from inside another openivm call on this database; a function called from inside an openivm call cannot call openivm")]
     Reentrant,
+
+    /// A call from another thread that waited while the running call's current statement made
+    /// no step for `seconds`: most likely nested (a function that statement evaluates called
+    /// openivm), possibly a concurrent call behind a very long statement.
+    #[error("openivm: openivm is busy with another call on this database, whose current statement has not finished for {seconds} s; a function called from inside an openivm call cannot call openivm (if this call is not nested, retry it, or allow a longer wait with the environment variable OPENIVM_NESTED_WAIT_MS)")]
+    Busy { seconds: f64 },
 
     #[error("openivm: the extension released its connection because the database had no other open connection; close and reopen the database, then LOAD openivm again")]
     Released,
@@ -70,6 +77,7 @@ mod tests {
             Error::Stale { view: s.into(), detail: s.into() },
             Error::Sql { message: s.into(), sql: s.into() },
             Error::Reentrant,
+            Error::Busy { seconds: 1.0 },
             Error::Released,
             Error::Internal(s.into()),
         ]

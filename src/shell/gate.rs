@@ -13,10 +13,24 @@
 //!
 //! The lease a call holds rolls back a transaction it left open when it is dropped, whatever the
 //! path that dropped it (including unwinding).
+//!
+//! Nested calls from other threads. A statement the holder runs can evaluate user code (a
+//! Python UDF in a view's query) on one of DuckDB's worker threads, and that code can call
+//! openivm again. Such a call is not on the holder's thread, so the thread check misses it, and
+//! waiting for the gate would deadlock: the holder's statement waits for the function, the
+//! function for the gate. Nothing in DuckDB's C API tells such a call from a concurrent one (a
+//! second Python thread calling refresh), which must wait its turn. The gate tells them apart by
+//! time: a waiter waits as long as the holder keeps finishing statements, however long the
+//! holder's call takes; if the holder's current statement has not finished `nested_wait` after
+//! the waiter started watching it, the waiter gets `Error::Busy` instead of waiting on. A nested
+//! call always ends there (its statement cannot finish before it returns); a concurrent call
+//! ends there only behind one statement longer than `nested_wait` (default 30 s,
+//! `OPENIVM_NESTED_WAIT_MS`).
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread;
+use std::time::{Duration, Instant};
 
 use crate::db::{Row, Sql};
 use crate::error::{Error, Result};
@@ -70,11 +84,14 @@ enum Holder {
 
 struct State {
     holder: Holder,
+    /// When the holder's current statement started (`None` between statements).
+    statement_since: Option<Instant>,
     /// An explicit transaction is open on the connection (tracked from the statements run).
     tx_open: bool,
 }
 
 pub struct Gate<C> {
+    nested_wait: Duration,
     state: Mutex<State>,
     freed: Condvar,
     /// Locked only by the gate's holder, one statement at a time.
@@ -82,24 +99,42 @@ pub struct Gate<C> {
 }
 
 impl<C: Sql + Send> Gate<C> {
-    pub fn new(conn: C) -> Gate<C> {
+    /// `nested_wait`: how long a waiter watches one statement of the holder that does not
+    /// finish before it concludes that it is nested (see the module's comment).
+    pub fn new(conn: C, nested_wait: Duration) -> Gate<C> {
         Gate {
-            state: Mutex::new(State { holder: Holder::Free, tx_open: false }),
+            nested_wait,
+            state: Mutex::new(State { holder: Holder::Free, statement_since: None, tx_open: false }),
             freed: Condvar::new(),
             conn: Mutex::new(Some(conn)),
         }
     }
 
     /// Waits for the gate and takes it. A call from the thread that holds it is nested and gets
-    /// `Error::Reentrant` at once.
+    /// `Error::Reentrant` at once; a call from another thread waits while the holder makes
+    /// progress and gets `Error::Busy` when one statement of the holder stalls for `nested_wait`.
     pub fn acquire(&self) -> Result<Lease<'_, C>> {
+        /// A waiter looks at the holder's statement at least this often.
+        const POLL: Duration = Duration::from_millis(50);
         let me = thread_key();
+        let started = Instant::now();
         let mut st = lock(&self.state);
         loop {
             match st.holder {
                 Holder::Free => break,
                 Holder::Busy { thread } if thread == me => return Err(Error::Reentrant),
-                Holder::Busy { .. } => st = self.freed.wait(st).unwrap_or_else(PoisonError::into_inner),
+                Holder::Busy { .. } => {
+                    let mut pause = POLL;
+                    if let Some(since) = st.statement_since {
+                        let watched_from = since.max(started);
+                        let stalled = watched_from.elapsed();
+                        if stalled >= self.nested_wait {
+                            return Err(Error::Busy { seconds: stalled.as_secs_f64().round() });
+                        }
+                        pause = pause.min(self.nested_wait - stalled);
+                    }
+                    st = self.freed.wait_timeout(st, pause).unwrap_or_else(PoisonError::into_inner).0;
+                }
             }
         }
         st.holder = Holder::Busy { thread: me };
@@ -134,6 +169,7 @@ impl<C: Sql + Send> Gate<C> {
         }
         let mut st = lock(&self.state);
         st.tx_open = false;
+        st.statement_since = None;
         st.holder = Holder::Free;
         drop(st);
         self.freed.notify_all();
@@ -141,6 +177,7 @@ impl<C: Sql + Send> Gate<C> {
 
     fn run(&self, sql: &str, params: &[&str]) -> Result<Vec<Row>> {
         let effect = tx_effect(sql);
+        lock(&self.state).statement_since = Some(Instant::now());
         let outcome = {
             let conn = lock(&self.conn);
             match conn.as_ref() {
@@ -149,6 +186,7 @@ impl<C: Sql + Send> Gate<C> {
             }
         };
         let mut st = lock(&self.state);
+        st.statement_since = None;
         match (effect, outcome.is_ok()) {
             (TxEffect::Begin, true) => st.tx_open = true,
             (TxEffect::Commit, true) | (TxEffect::Rollback, _) => st.tx_open = false,
@@ -239,6 +277,8 @@ pub mod tests {
         }
     }
 
+    const LONG: Duration = Duration::from_secs(30);
+
     fn log(g: &Gate<Fake>) -> Vec<String> {
         g.try_acquire().expect("gate free").with_conn(|c| lock(&c.expect("connection").log).clone())
     }
@@ -255,7 +295,7 @@ pub mod tests {
 
     #[test]
     fn a_panic_frees_the_gate_and_rolls_back() {
-        let g = Gate::new(Fake { panic_on: Some("BOOM"), ..Fake::default() });
+        let g = Gate::new(Fake { panic_on: Some("BOOM"), ..Fake::default() }, LONG);
         let err = with_lease(&g, |db| {
             db.execute("BEGIN TRANSACTION")?;
             db.execute("BOOM")
@@ -271,7 +311,7 @@ pub mod tests {
 
     #[test]
     fn a_panic_in_the_callers_code_frees_the_gate() {
-        let g = Gate::new(Fake::default());
+        let g = Gate::new(Fake::default(), LONG);
         let err = with_lease(&g, |db| -> Result<()> {
             db.execute("BEGIN")?;
             panic!("in the caller")
@@ -283,7 +323,7 @@ pub mod tests {
 
     #[test]
     fn an_error_with_an_open_transaction_rolls_back_and_a_commit_does_not() {
-        let g = Gate::new(Fake::default());
+        let g = Gate::new(Fake::default(), LONG);
         assert!(with_lease(&g, |db| {
             db.execute("BEGIN")?;
             db.execute("FAIL")
@@ -299,7 +339,7 @@ pub mod tests {
 
     #[test]
     fn a_nested_call_on_the_holding_thread_is_an_error() {
-        let g = Gate::new(Fake::default());
+        let g = Gate::new(Fake::default(), LONG);
         let inner = with_lease(&g, |_| Ok(with_lease(&g, |_| Ok(())))).unwrap();
         assert!(matches!(inner, Err(Error::Reentrant)));
         with_lease(&g, |_| Ok(())).unwrap();
@@ -307,7 +347,7 @@ pub mod tests {
 
     #[test]
     fn another_thread_waits_for_the_holder() {
-        let g = Arc::new(Gate::new(Fake { sleep_on: Some(("SLOW", Duration::from_millis(200))), ..Fake::default() }));
+        let g = Arc::new(Gate::new(Fake { sleep_on: Some(("SLOW", Duration::from_millis(200))), ..Fake::default() }, LONG));
         let g2 = g.clone();
         let t = thread::spawn(move || with_lease(&g2, |db| db.execute("SLOW")));
         thread::sleep(Duration::from_millis(50));
@@ -318,9 +358,38 @@ pub mod tests {
 
     #[test]
     fn a_released_connection_is_reported() {
-        let g = Gate::new(Fake::default());
+        let g = Gate::new(Fake::default(), LONG);
         assert!(g.try_acquire().unwrap().take_connection().is_some());
         assert!(matches!(with_lease(&g, |_| Ok(())), Err(Error::Released)));
         assert!(g.try_acquire().is_some(), "the failed acquire freed the gate");
+    }
+
+    #[test]
+    fn a_waiter_behind_a_stalled_statement_is_told_it_is_probably_nested() {
+        let slow = Fake { sleep_on: Some(("STALL", Duration::from_millis(800))), ..Fake::default() };
+        let g = Arc::new(Gate::new(slow, Duration::from_millis(150)));
+        let g2 = g.clone();
+        let holder = thread::spawn(move || with_lease(&g2, |db| db.execute("STALL")));
+        thread::sleep(Duration::from_millis(50));
+        let started = Instant::now();
+        let err = with_lease(&g, |_| Ok(())).unwrap_err();
+        assert!(matches!(err, Error::Busy { .. }), "{err}");
+        assert!(err.to_string().contains("cannot call openivm"));
+        assert!(started.elapsed() < Duration::from_millis(600), "gave up after the stall, not after the statement");
+        holder.join().unwrap().unwrap();
+        with_lease(&g, |_| Ok(())).unwrap();
+    }
+
+    #[test]
+    fn a_waiter_behind_a_long_call_of_short_statements_waits_its_turn() {
+        let step = Fake { sleep_on: Some(("STEP", Duration::from_millis(40))), ..Fake::default() };
+        let g = Arc::new(Gate::new(step, Duration::from_millis(150)));
+        let g2 = g.clone();
+        // 15 statements of 40 ms: the call lasts 600 ms, four times the nested wait.
+        let holder = thread::spawn(move || with_lease(&g2, |db| (0..15).try_for_each(|_| db.execute("STEP"))));
+        thread::sleep(Duration::from_millis(30));
+        with_lease(&g, |db| db.execute("AFTER")).unwrap();
+        holder.join().unwrap().unwrap();
+        assert_eq!(log(&g).last().map(String::as_str), Some("AFTER"));
     }
 }

@@ -27,13 +27,25 @@ const CONNECTION_COUNT: &str = include_str!("../../sql/shell/connection_count.sq
 /// How often the watchdog looks for the database's other connections.
 const WATCH_INTERVAL: Duration = Duration::from_millis(100);
 
+/// How long a call waits behind one statement of another call that does not finish before it
+/// concludes that it was made from inside that statement (shell/gate.rs). Long for a concurrent
+/// call, finite for a nested one; `OPENIVM_NESTED_WAIT_MS` overrides it.
+const NESTED_WAIT: Duration = Duration::from_secs(30);
+
+fn nested_wait() -> Duration {
+    std::env::var("OPENIVM_NESTED_WAIT_MS")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .map_or(NESTED_WAIT, Duration::from_millis)
+}
+
 pub struct Instance {
     gate: Gate<Connection>,
 }
 
 impl Instance {
     pub fn new(conn: Connection) -> Arc<Instance> {
-        Arc::new(Instance { gate: Gate::new(conn) })
+        Arc::new(Instance { gate: Gate::new(conn, nested_wait()) })
     }
 
     /// Runs `f` with the kept connection, serializing callers. A panic in `f` is returned as an
