@@ -4,20 +4,19 @@
 use crate::capture::SnapshotSource;
 use crate::error::Result;
 use crate::execute;
-use crate::shell::instance::Instance;
-use crate::shell::table_function::{Args, ColumnType as T, Rows, Spec, Value};
+use crate::shell::table_function::{Args, Call, ColumnType as T, Rows, Spec, Value};
 use crate::{rely, settings};
 
 /// The change source for native DuckDB tables.
 const SOURCE: SnapshotSource = SnapshotSource;
 
-fn create(inst: &Instance, args: &Args) -> Result<Rows> {
+fn create(inst: &Call, args: &Args) -> Result<Rows> {
     let (name, query) = (args.text(0, "view_name")?, args.text(1, "query")?);
     let c = inst.with_connection(|db| execute::create(db, &SOURCE, name, query))?;
     Ok(vec![vec![Value::Text(c.view), Value::Int(c.rows)]])
 }
 
-fn refresh(inst: &Instance, args: &Args) -> Result<Rows> {
+fn refresh(inst: &Call, args: &Args) -> Result<Rows> {
     let name = args.text(0, "view_name")?;
     let r = inst.with_connection(|db| execute::refresh(db, &SOURCE, name, args.flag("fk_pruning")))?;
     Ok(vec![vec![
@@ -31,13 +30,13 @@ fn refresh(inst: &Instance, args: &Args) -> Result<Rows> {
     ]])
 }
 
-fn drop(inst: &Instance, args: &Args) -> Result<Rows> {
+fn drop(inst: &Call, args: &Args) -> Result<Rows> {
     let name = args.text(0, "view_name")?;
     let view = inst.with_connection(|db| execute::drop_view(db, &SOURCE, name))?;
     Ok(vec![vec![Value::Text(view), Value::Bool(true)]])
 }
 
-fn explain(inst: &Instance, args: &Args) -> Result<Rows> {
+fn explain(inst: &Call, args: &Args) -> Result<Rows> {
     let name = args.text(0, "view_name")?;
     let rows = inst.with_connection(|db| execute::explain(db, &SOURCE, name, args.flag("fk_pruning")))?;
     Ok(rows
@@ -55,13 +54,13 @@ fn explain(inst: &Instance, args: &Args) -> Result<Rows> {
         .collect())
 }
 
-fn set(inst: &Instance, args: &Args) -> Result<Rows> {
+fn set(inst: &Call, args: &Args) -> Result<Rows> {
     let (name, value) = (args.text(0, "name")?, args.text(1, "value")?);
     let stored = inst.with_connection(|db| execute::in_transaction(db, || settings::set(db, name, value)))?;
     Ok(vec![vec![Value::Text(name.to_ascii_lowercase()), Value::Text(stored)]])
 }
 
-fn declare_rely_fk(inst: &Instance, args: &Args) -> Result<Rows> {
+fn declare_rely_fk(inst: &Call, args: &Args) -> Result<Rows> {
     let child = args.text(0, "child_table")?;
     let child_cols = args.text(1, "child_columns")?;
     let parent = args.text(2, "parent_table")?;

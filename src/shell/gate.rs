@@ -26,9 +26,19 @@
 //! call always ends there (its statement cannot finish before it returns); a concurrent call
 //! ends there only behind one statement longer than `nested_wait` (default 30 s,
 //! `OPENIVM_NESTED_WAIT_MS`).
+//!
+//! Deferred commits. DuckDB looks at the caller's interrupt only between the callbacks of a
+//! table function, and a call's work runs inside one callback (init). A work that commits there
+//! and is interrupted meanwhile would report INTERRUPT with its changes committed. So a call run
+//! with `with_lease_deferred` does not commit: its last COMMIT is held back and the gate is
+//! *parked* with the transaction open (`Parked`). The caller commits it from the next callback,
+//! which DuckDB reaches only if the statement was not interrupted (`Parked::commit`); dropping the
+//! `Parked` (the statement ended without reaching it) rolls the work back. While a gate is
+//! parked, the next call that wants it commits the parked work first and takes over, so a
+//! statement that runs two openivm functions never waits on itself.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -80,6 +90,32 @@ pub fn tx_effect(sql: &str) -> TxEffect {
 enum Holder {
     Free,
     Busy { thread: u64 },
+    /// A call's work is done, its transaction open, its commit deferred (see `Parked`).
+    Parked { ticket: u64 },
+}
+
+/// How the commit of a parked call ended, when another call committed it (set once, waited for).
+#[derive(Default)]
+struct Outcome {
+    result: Mutex<Option<std::result::Result<(), String>>>,
+    set: Condvar,
+}
+
+impl Outcome {
+    fn put(&self, r: std::result::Result<(), String>) {
+        *lock(&self.result) = Some(r);
+        self.set.notify_all();
+    }
+
+    fn wait(&self) -> std::result::Result<(), String> {
+        let mut r = lock(&self.result);
+        loop {
+            if let Some(v) = r.take() {
+                return v;
+            }
+            r = self.set.wait(r).unwrap_or_else(PoisonError::into_inner);
+        }
+    }
 }
 
 struct State {
@@ -88,6 +124,13 @@ struct State {
     statement_since: Option<Instant>,
     /// An explicit transaction is open on the connection (tracked from the statements run).
     tx_open: bool,
+    /// The holder's COMMITs are held back (`with_lease_deferred`).
+    defer_commit: bool,
+    /// A COMMIT was held back; the transaction is open and done.
+    commit_pending: bool,
+    /// Where a taker records the outcome of the parked call's commit.
+    parked_outcome: Option<Arc<Outcome>>,
+    next_ticket: u64,
 }
 
 pub struct Gate<C> {
@@ -104,7 +147,15 @@ impl<C: Sql + Send> Gate<C> {
     pub fn new(conn: C, nested_wait: Duration) -> Gate<C> {
         Gate {
             nested_wait,
-            state: Mutex::new(State { holder: Holder::Free, statement_since: None, tx_open: false }),
+            state: Mutex::new(State {
+                holder: Holder::Free,
+                statement_since: None,
+                tx_open: false,
+                defer_commit: false,
+                commit_pending: false,
+                parked_outcome: None,
+                next_ticket: 1,
+            }),
             freed: Condvar::new(),
             conn: Mutex::new(Some(conn)),
         }
@@ -119,9 +170,14 @@ impl<C: Sql + Send> Gate<C> {
         let me = thread_key();
         let started = Instant::now();
         let mut st = lock(&self.state);
+        let mut taken_over = None;
         loop {
             match st.holder {
                 Holder::Free => break,
+                Holder::Parked { .. } => {
+                    taken_over = Some(st.parked_outcome.take());
+                    break;
+                }
                 Holder::Busy { thread } if thread == me => return Err(Error::Reentrant),
                 Holder::Busy { .. } => {
                     let mut pause = POLL;
@@ -140,6 +196,17 @@ impl<C: Sql + Send> Gate<C> {
         st.holder = Holder::Busy { thread: me };
         drop(st);
         let lease = Lease { gate: self };
+        if let Some(slot) = taken_over {
+            // The parked call's work is done: commit it before this call uses the connection.
+            let committed = catch_unwind(AssertUnwindSafe(|| self.run("COMMIT", &[]).map(|_| ())))
+                .unwrap_or_else(|_| Err(Error::Internal("the commit panicked".into())));
+            if committed.is_err() {
+                let _ = self.run("ROLLBACK", &[]);
+            }
+            if let Some(slot) = slot {
+                slot.put(committed.map_err(|e| e.to_string()));
+            }
+        }
         if lock(&self.conn).is_none() {
             return Err(Error::Released); // the lease's drop frees the gate again
         }
@@ -169,6 +236,8 @@ impl<C: Sql + Send> Gate<C> {
         }
         let mut st = lock(&self.state);
         st.tx_open = false;
+        st.defer_commit = false;
+        st.commit_pending = false;
         st.statement_since = None;
         st.holder = Holder::Free;
         drop(st);
@@ -176,6 +245,31 @@ impl<C: Sql + Send> Gate<C> {
     }
 
     fn run(&self, sql: &str, params: &[&str]) -> Result<Vec<Row>> {
+        let effect = tx_effect(sql);
+        let flush = {
+            let mut st = lock(&self.state);
+            match effect {
+                TxEffect::Commit if st.defer_commit && st.tx_open && !st.commit_pending => {
+                    st.commit_pending = true;
+                    return Ok(vec![]);
+                }
+                // A new transaction after a held-back COMMIT: that one commits now (a call that
+                // runs several transactions defers only its last).
+                TxEffect::Begin => std::mem::take(&mut st.commit_pending),
+                TxEffect::Rollback => {
+                    st.commit_pending = false;
+                    false
+                }
+                _ => false,
+            }
+        };
+        if flush {
+            self.run_now("COMMIT", &[])?;
+        }
+        self.run_now(sql, params)
+    }
+
+    fn run_now(&self, sql: &str, params: &[&str]) -> Result<Vec<Row>> {
         let effect = tx_effect(sql);
         lock(&self.state).statement_since = Some(Instant::now());
         let outcome = {
@@ -189,11 +283,91 @@ impl<C: Sql + Send> Gate<C> {
         st.statement_since = None;
         match (effect, outcome.is_ok()) {
             (TxEffect::Begin, true) => st.tx_open = true,
-            (TxEffect::Commit, true) | (TxEffect::Rollback, _) => st.tx_open = false,
+            (TxEffect::Commit, true) | (TxEffect::Rollback, _) => {
+                st.tx_open = false;
+                st.commit_pending = false;
+            }
             _ => {}
         }
         outcome
     }
+}
+
+/// A call whose work is done and whose commit is deferred (see the module's comment). It holds
+/// the gate until `commit`, or until dropped, which rolls the work back.
+pub struct Parked<C: Sql + Send> {
+    gate: Arc<Gate<C>>,
+    ticket: u64,
+    outcome: Arc<Outcome>,
+    done: bool,
+}
+
+impl<C: Sql + Send> Parked<C> {
+    /// Takes the gate back if no other call has committed this one and taken over.
+    fn reclaim(&self) -> bool {
+        let mut st = lock(&self.gate.state);
+        if st.holder != (Holder::Parked { ticket: self.ticket }) {
+            return false;
+        }
+        st.holder = Holder::Busy { thread: thread_key() };
+        st.parked_outcome = None;
+        true
+    }
+
+    /// Commits the work; an error means that nothing of it was committed.
+    pub fn commit(mut self) -> Result<()> {
+        self.done = true;
+        if self.reclaim() {
+            let lease = Lease { gate: &*self.gate };
+            // An error leaves the transaction open: the lease's drop rolls it back.
+            return lease.query_with("COMMIT", &[]).map(|_| ());
+        }
+        // Another call took the gate over and commits this call's work first: wait for its word.
+        self.outcome.wait().map_err(|e| Error::Internal(format!("the work of this call could not be committed: {e}")))
+    }
+}
+
+impl<C: Sql + Send> Drop for Parked<C> {
+    fn drop(&mut self) {
+        if !self.done && self.reclaim() {
+            drop(Lease { gate: &*self.gate }); // rolls back the open transaction
+        }
+    }
+}
+
+/// Like `with_lease`, with the last COMMIT of `f` deferred: if `f` succeeds and left a COMMIT
+/// pending, the gate is parked and returned, to be committed (or dropped, rolling back) later.
+pub fn with_lease_deferred<C: Sql + Send, T>(
+    gate: &Arc<Gate<C>>,
+    f: impl FnOnce(&dyn Sql) -> Result<T>,
+) -> Result<(T, Option<Parked<C>>)> {
+    let lease = gate.acquire()?;
+    lock(&gate.state).defer_commit = true;
+    let value = match catch_unwind(AssertUnwindSafe(|| f(&lease))) {
+        Ok(Ok(v)) => v,
+        Ok(Err(e)) => return Err(e), // the lease's drop rolls back
+        Err(payload) => {
+            return Err(Error::Internal(format!("internal error (panic caught): {}", panic_text(&*payload))))
+        }
+    };
+    let mut st = lock(&gate.state);
+    st.defer_commit = false;
+    if !(st.commit_pending && st.tx_open) {
+        drop(st);
+        drop(lease);
+        return Ok((value, None));
+    }
+    let ticket = st.next_ticket;
+    st.next_ticket += 1;
+    let outcome: Arc<Outcome> = Arc::new(Outcome::default());
+    st.holder = Holder::Parked { ticket };
+    st.parked_outcome = Some(outcome.clone());
+    st.statement_since = None;
+    drop(st);
+    // The gate now belongs to the `Parked`, not to this lease.
+    std::mem::forget(lease);
+    gate.freed.notify_all();
+    Ok((value, Some(Parked { gate: gate.clone(), ticket, outcome, done: false })))
 }
 
 /// The right to use the connection, until dropped.
@@ -248,8 +422,6 @@ pub fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
 #[cfg(test)]
 pub mod tests {
     use super::*;
-    use std::sync::Arc;
-    use std::time::Duration;
 
     /// A connection that records statements and panics or fails on request.
     #[derive(Default)]
@@ -391,5 +563,65 @@ pub mod tests {
         with_lease(&g, |db| db.execute("AFTER")).unwrap();
         holder.join().unwrap().unwrap();
         assert_eq!(log(&g).last().map(String::as_str), Some("AFTER"));
+    }
+
+    fn deferred(g: &Arc<Gate<Fake>>, stmts: &'static [&'static str]) -> Result<((), Option<Parked<Fake>>)> {
+        with_lease_deferred(g, |db| stmts.iter().try_for_each(|s| db.execute(s)))
+    }
+
+    #[test]
+    fn a_deferred_commit_runs_only_when_the_parked_call_commits() {
+        let g = Arc::new(Gate::new(Fake::default(), LONG));
+        let (_, parked) = deferred(&g, &["BEGIN", "W", "COMMIT"]).unwrap();
+        let parked = parked.expect("parked");
+        assert!(g.try_acquire().is_none(), "a parked gate is not free");
+        parked.commit().unwrap();
+        assert_eq!(log(&g), vec!["BEGIN", "W", "COMMIT"]);
+    }
+
+    #[test]
+    fn a_parked_call_dropped_before_its_commit_rolls_back() {
+        let g = Arc::new(Gate::new(Fake::default(), LONG));
+        let (_, parked) = deferred(&g, &["BEGIN", "W", "COMMIT"]).unwrap();
+        drop(parked);
+        assert_eq!(log(&g), vec!["BEGIN", "W", "ROLLBACK"]);
+    }
+
+    #[test]
+    fn the_next_call_commits_a_parked_call_and_takes_over() {
+        let g = Arc::new(Gate::new(Fake::default(), LONG));
+        let (_, parked) = deferred(&g, &["BEGIN", "W", "COMMIT"]).unwrap();
+        // The same thread (two openivm functions in one statement) does not wait on itself.
+        with_lease(&g, |db| db.execute("NEXT")).unwrap();
+        parked.expect("parked").commit().unwrap();
+        assert_eq!(log(&g), vec!["BEGIN", "W", "COMMIT", "NEXT"]);
+    }
+
+    #[test]
+    fn only_the_last_of_several_transactions_is_deferred_and_an_error_undoes_it() {
+        let g = Arc::new(Gate::new(Fake::default(), LONG));
+        let (_, parked) = deferred(&g, &["BEGIN", "A", "COMMIT", "BEGIN", "B", "COMMIT"]).unwrap();
+        parked.expect("parked").commit().unwrap();
+        assert_eq!(log(&g), vec!["BEGIN", "A", "COMMIT", "BEGIN", "B", "COMMIT"]);
+        let g = Arc::new(Gate::new(Fake::default(), LONG));
+        assert!(deferred(&g, &["BEGIN", "A", "COMMIT", "FAIL"]).is_err());
+        assert_eq!(log(&g), vec!["BEGIN", "A", "FAIL", "ROLLBACK"]);
+        let g = Arc::new(Gate::new(Fake::default(), LONG));
+        let (_, parked) = deferred(&g, &["BEGIN", "A", "ROLLBACK", "SELECT"]).unwrap();
+        assert!(parked.is_none(), "nothing to commit");
+        assert_eq!(log(&g), vec!["BEGIN", "A", "ROLLBACK", "SELECT"]);
+    }
+
+    #[test]
+    fn a_parked_call_taken_over_by_another_thread_learns_the_commits_outcome() {
+        let slow = Fake { sleep_on: Some(("COMMIT", Duration::from_millis(100))), ..Fake::default() };
+        let g = Arc::new(Gate::new(slow, LONG));
+        let (_, parked) = deferred(&g, &["BEGIN", "W", "COMMIT"]).unwrap();
+        let g2 = g.clone();
+        let taker = thread::spawn(move || with_lease(&g2, |db| db.execute("NEXT")));
+        thread::sleep(Duration::from_millis(30)); // the taker is inside the parked call's COMMIT
+        parked.expect("parked").commit().unwrap();
+        taker.join().unwrap().unwrap();
+        assert_eq!(log(&g), vec!["BEGIN", "W", "COMMIT", "NEXT"]);
     }
 }

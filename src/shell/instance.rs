@@ -20,7 +20,7 @@ use std::time::Duration;
 use crate::db::Sql;
 use crate::error::Result;
 use crate::shell::ffi::Connection;
-use crate::shell::gate::{with_lease, Gate};
+use crate::shell::gate::{with_lease, with_lease_deferred, Gate, Parked};
 
 const CONNECTION_COUNT: &str = include_str!("../../sql/shell/connection_count.sql");
 
@@ -40,18 +40,28 @@ fn nested_wait() -> Duration {
 }
 
 pub struct Instance {
-    gate: Gate<Connection>,
+    gate: Arc<Gate<Connection>>,
 }
 
 impl Instance {
     pub fn new(conn: Connection) -> Arc<Instance> {
-        Arc::new(Instance { gate: Gate::new(conn, nested_wait()) })
+        Arc::new(Instance { gate: Arc::new(Gate::new(conn, nested_wait())) })
     }
 
     /// Runs `f` with the kept connection, serializing callers. A panic in `f` is returned as an
     /// error; the gate is free and no transaction is left open when this returns.
     pub fn with_connection<T>(&self, f: impl FnOnce(&dyn Sql) -> Result<T>) -> Result<T> {
         with_lease(&self.gate, f)
+    }
+
+    /// Like `with_connection`, but the last COMMIT of `f` is held back: the work's transaction
+    /// stays open in the returned `Parked`, committed by `Parked::commit` and rolled back if the
+    /// `Parked` is dropped first (shell/gate.rs).
+    pub fn with_connection_deferred<T>(
+        &self,
+        f: impl FnOnce(&dyn Sql) -> Result<T>,
+    ) -> Result<(T, Option<Parked<Connection>>)> {
+        with_lease_deferred(&self.gate, f)
     }
 
     /// Starts the watchdog that releases the kept connection once no one else is connected.

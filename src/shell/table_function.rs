@@ -5,7 +5,13 @@
 //! the arguments, init runs the work once (so `DESCRIBE` or a prepared statement never triggers
 //! it), and the function callback streams the rows. Every callback catches panics: nothing may
 //! unwind into DuckDB.
+//!
+//! The work's last COMMIT is deferred from init to the first call of the function callback
+//! (`Call::with_connection`, shell/gate.rs): DuckDB checks the caller's interrupt before that
+//! call, so an interrupted statement never reaches the commit, and its work is rolled back when
+//! DuckDB destroys the init data.
 
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::ffi::{c_void, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -14,6 +20,9 @@ use std::sync::{Arc, Mutex};
 use libduckdb_sys as ffi;
 
 use crate::error::{Error, Result};
+use crate::db::Sql;
+use crate::shell::ffi::Connection;
+use crate::shell::gate::Parked;
 use crate::shell::instance::Instance;
 
 #[derive(Clone, Copy, Debug)]
@@ -74,6 +83,37 @@ impl Args {
 
 pub type Rows = Vec<Vec<Value>>;
 
+/// What a `Spec`'s `run` gets: the database's instance, through which it reaches the kept
+/// connection with its commit deferred to the function callback.
+pub struct Call<'a> {
+    instance: &'a Instance,
+    parked: RefCell<Option<Parked<Connection>>>,
+}
+
+impl<'a> Call<'a> {
+    pub fn new(instance: &'a Instance) -> Call<'a> {
+        Call { instance, parked: RefCell::new(None) }
+    }
+
+    /// Runs `f` with the kept connection. Its last COMMIT is held back until the statement
+    /// reaches the function callback (see the module's comment).
+    pub fn with_connection<T>(&self, f: impl FnOnce(&dyn Sql) -> Result<T>) -> Result<T> {
+        // A second use in one call commits the first's work first (the gate does that on
+        // acquire); the earlier `Parked` then only reports that outcome.
+        let earlier = self.parked.borrow_mut().take();
+        let (value, parked) = self.instance.with_connection_deferred(f)?;
+        if let Some(p) = earlier {
+            p.commit()?;
+        }
+        *self.parked.borrow_mut() = parked;
+        Ok(value)
+    }
+
+    fn into_parked(self) -> Option<Parked<Connection>> {
+        self.parked.into_inner()
+    }
+}
+
 pub struct Spec {
     pub name: &'static str,
     /// Positional parameters, all VARCHAR.
@@ -81,7 +121,7 @@ pub struct Spec {
     /// Named BOOLEAN parameters.
     pub named_flags: &'static [&'static str],
     pub columns: &'static [(&'static str, ColumnType)],
-    pub run: fn(&Instance, &Args) -> Result<Rows>,
+    pub run: fn(&Call, &Args) -> Result<Rows>,
 }
 
 struct Registered {
@@ -92,6 +132,9 @@ struct Registered {
 struct InitData {
     rows: Rows,
     next: Mutex<usize>,
+    /// The work's deferred commit: taken by the first function callback; dropped with the init
+    /// data (rolling the work back) if the statement ends before reaching it.
+    parked: Mutex<Option<Parked<Connection>>>,
 }
 
 /// Runs `f`, turning a panic into an error so that it never crosses into DuckDB.
@@ -209,8 +252,10 @@ unsafe extern "C" fn init(info: ffi::duckdb_init_info) {
     let outcome = guard(|| {
         let reg = &*(ffi::duckdb_init_get_extra_info(info) as *const Registered);
         let args = &*(ffi::duckdb_init_get_bind_data(info) as *const Args);
-        let rows = (reg.spec.run)(&reg.instance, args)?;
-        let data = Box::into_raw(Box::new(InitData { rows, next: Mutex::new(0) }));
+        let call = Call::new(&reg.instance);
+        let rows = (reg.spec.run)(&call, args)?;
+        let parked = Mutex::new(call.into_parked());
+        let data = Box::into_raw(Box::new(InitData { rows, next: Mutex::new(0), parked }));
         ffi::duckdb_init_set_init_data(info, data as *mut c_void, Some(drop_box::<InitData>));
         Ok(())
     });
@@ -225,6 +270,11 @@ unsafe extern "C" fn produce(info: ffi::duckdb_function_info, output: ffi::duckd
         let reg = &*(ffi::duckdb_function_get_extra_info(info) as *const Registered);
         let data = &*(ffi::duckdb_function_get_init_data(info) as *const InitData);
         let mut next = data.next.lock().map_err(|_| Error::Internal("poisoned output cursor".into()))?;
+        // DuckDB got here, so the statement was not interrupted during the work: commit it.
+        let parked = data.parked.lock().map(|mut p| p.take()).unwrap_or_else(|p| p.into_inner().take());
+        if let Some(p) = parked {
+            p.commit()?;
+        }
         let capacity = ffi::duckdb_vector_size() as usize;
         let end = (*next + capacity).min(data.rows.len());
         for (col, (_, ty)) in reg.spec.columns.iter().enumerate() {
