@@ -41,13 +41,19 @@ pub fn parse_bool(name: &str, value: &str) -> Result<bool> {
     }
 }
 
-/// Stores a setting; returns its normalized value.
-pub fn set(db: &dyn Sql, name: &str, value: &str) -> Result<String> {
+/// The known setting `name` (case-insensitive) and `value` normalized for it; an unknown name
+/// or a value it does not take is an error. Pure: checked at bind, before anything runs.
+pub fn check(name: &str, value: &str) -> Result<(&'static Setting, String)> {
     let Some(s) = ALL.iter().find(|s| s.name.eq_ignore_ascii_case(name)) else {
         let known: Vec<&str> = ALL.iter().map(|s| s.name).collect();
         return Err(Error::InvalidArgument(format!("unknown setting '{name}' (known: {})", known.join(", "))));
     };
-    let normalized = parse_bool(s.name, value)?.to_string();
+    Ok((s, parse_bool(s.name, value)?.to_string()))
+}
+
+/// Stores a setting; returns its normalized value.
+pub fn set(db: &dyn Sql, name: &str, value: &str) -> Result<String> {
+    let (s, normalized) = check(name, value)?;
     ensure(db)?;
     db.execute_with(SET, &[&normalized, s.name])?;
     Ok(normalized)

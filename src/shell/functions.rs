@@ -2,10 +2,12 @@
 //! executor and from its result to rows.
 
 use crate::capture::SnapshotSource;
-use crate::error::Result;
+use crate::catalog::table_name;
+use crate::error::{Error, Result};
 use crate::execute;
+use crate::shell::instance::Instance;
 use crate::shell::table_function::{Args, Call, ColumnType as T, Rows, Spec, Value};
-use crate::{rely, settings};
+use crate::{lookup, rely, settings};
 
 /// The change source for native DuckDB tables.
 const SOURCE: SnapshotSource = SnapshotSource;
@@ -74,6 +76,57 @@ fn declare_rely_fk(inst: &Call, args: &Args) -> Result<Rows> {
     ]])
 }
 
+// ---- Checks at bind (see `Spec::validate`): arguments that are wrong whatever the data. ----
+
+fn view_name<'a>(args: &'a Args) -> Result<&'a str> {
+    let name = args.text(0, "view_name")?;
+    if name.trim().is_empty() {
+        return Err(Error::InvalidArgument("view_name must not be empty".into()));
+    }
+    Ok(name)
+}
+
+/// The view named by the first argument must be a maintained view.
+fn known_view(inst: &Instance, args: &Args) -> Result<()> {
+    let name = view_name(args)?;
+    if inst.with_connection(|db| lookup::view_exists(db, name))? {
+        Ok(())
+    } else {
+        Err(Error::UnknownView(name.to_string()))
+    }
+}
+
+/// The new view's name must be a valid, unreserved name.
+fn valid_new_view(_: &Instance, args: &Args) -> Result<()> {
+    let name = table_name(view_name(args)?)?;
+    if name.name.to_ascii_lowercase().starts_with("openivm_") {
+        return Err(Error::InvalidArgument(format!("names starting with openivm_ are reserved ('{}')", name.name)));
+    }
+    if args.text(1, "query")?.trim().is_empty() {
+        return Err(Error::Parse("the query is empty".into()));
+    }
+    Ok(())
+}
+
+fn valid_setting(_: &Instance, args: &Args) -> Result<()> {
+    settings::check(args.text(0, "name")?, args.text(1, "value")?).map(|_| ())
+}
+
+fn valid_rely(_: &Instance, args: &Args) -> Result<()> {
+    table_name(args.text(0, "child_table")?)?;
+    table_name(args.text(2, "parent_table")?)?;
+    let child = rely::parse_columns(args.text(1, "child_columns")?)?;
+    let parent = rely::parse_columns(args.text(3, "parent_columns")?)?;
+    if child.len() != parent.len() {
+        return Err(Error::InvalidArgument(format!(
+            "the child lists {} columns and the parent {}; a foreign key pairs them one to one",
+            child.len(),
+            parent.len()
+        )));
+    }
+    Ok(())
+}
+
 const REFRESH_COLUMNS: &[(&str, T)] = &[
     ("view_name", T::Varchar),
     ("terms_total", T::Integer),
@@ -91,6 +144,7 @@ pub static SPECS: &[Spec] = &[
         named_flags: &[],
         columns: &[("view_name", T::Varchar), ("rows", T::BigInt)],
         run: create,
+        validate: Some(valid_new_view),
     },
     Spec {
         name: "refresh",
@@ -98,6 +152,7 @@ pub static SPECS: &[Spec] = &[
         named_flags: &["fk_pruning"],
         columns: REFRESH_COLUMNS,
         run: refresh,
+        validate: Some(known_view),
     },
     Spec {
         name: "openivm_refresh",
@@ -105,6 +160,7 @@ pub static SPECS: &[Spec] = &[
         named_flags: &["fk_pruning"],
         columns: REFRESH_COLUMNS,
         run: refresh,
+        validate: Some(known_view),
     },
     Spec {
         name: "openivm_drop",
@@ -112,6 +168,7 @@ pub static SPECS: &[Spec] = &[
         named_flags: &[],
         columns: &[("view_name", T::Varchar), ("dropped", T::Boolean)],
         run: drop,
+        validate: Some(known_view),
     },
     Spec {
         name: "openivm_explain",
@@ -126,6 +183,7 @@ pub static SPECS: &[Spec] = &[
             ("sql", T::Varchar),
         ],
         run: explain,
+        validate: Some(known_view),
     },
     Spec {
         name: "openivm_set",
@@ -133,6 +191,7 @@ pub static SPECS: &[Spec] = &[
         named_flags: &[],
         columns: &[("name", T::Varchar), ("value", T::Varchar)],
         run: set,
+        validate: Some(valid_setting),
     },
     Spec {
         name: "openivm_declare_rely_fk",
@@ -145,5 +204,6 @@ pub static SPECS: &[Spec] = &[
             ("parent_columns", T::Varchar),
         ],
         run: declare_rely_fk,
+        validate: Some(valid_rely),
     },
 ];

@@ -122,6 +122,10 @@ pub struct Spec {
     pub named_flags: &'static [&'static str],
     pub columns: &'static [(&'static str, ColumnType)],
     pub run: fn(&Call, &Args) -> Result<Rows>,
+    /// Checks run at bind, before any work: an error here is a binder error, which leaves the
+    /// caller's open transaction usable. Read-only (it may read through the kept connection).
+    /// Every positional argument is checked to be non-NULL before it runs.
+    pub validate: Option<fn(&Instance, &Args) -> Result<()>>,
 }
 
 struct Registered {
@@ -231,6 +235,14 @@ unsafe extern "C" fn bind(info: ffi::duckdb_bind_info) {
                 }
                 ffi::duckdb_destroy_value(&mut v);
             }
+        }
+        for (i, param) in reg.spec.params.iter().enumerate() {
+            if !matches!(args.positional.get(i), Some(Some(_))) {
+                return Err(Error::InvalidArgument(format!("{param} must not be NULL")));
+            }
+        }
+        if let Some(validate) = reg.spec.validate {
+            validate(&reg.instance, &args)?;
         }
         for (name, ty) in reg.spec.columns {
             let mut t = ffi::duckdb_create_logical_type(ty.type_id());
