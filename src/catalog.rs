@@ -6,7 +6,7 @@ use std::cell::OnceCell;
 use crate::ast::Expr;
 use crate::ast::TableName;
 use crate::bind::{Catalog, FunctionInfo, RelationKind, ResolvedTable};
-use crate::db::{int, text, Sql};
+use crate::db::{Cells, Sql};
 use crate::error::{Error, Result};
 use crate::ir::{ColumnDef, Leaf, TableId};
 
@@ -18,7 +18,7 @@ const MAIN_TABLE_EXISTS: &str = include_str!("../sql/catalog/main_table_exists.s
 
 /// Whether one of the extension's metadata tables exists yet.
 pub fn main_table_exists(db: &dyn Sql, name: &str) -> Result<bool> {
-    Ok(db.scalar(MAIN_TABLE_EXISTS, &[name])?.is_some_and(|n| n != "0"))
+    Ok(db.scalar_int(MAIN_TABLE_EXISTS, &[name])? > 0)
 }
 
 /// Splits a possibly qualified, possibly quoted name (`s."My View"`) into its parts.
@@ -70,7 +70,7 @@ pub fn split_name(s: &str) -> Result<Vec<String>> {
 /// A table name from a user's text argument.
 pub fn table_name(s: &str) -> Result<TableName> {
     let mut parts = split_name(s)?;
-    let name = parts.pop().expect("one part");
+    let name = parts.pop().ok_or_else(|| Error::InvalidArgument(format!("'{s}' is not a valid name")))?;
     let schema = parts.pop();
     let catalog = parts.pop();
     Ok(TableName { catalog, schema, name })
@@ -134,26 +134,28 @@ impl<'a> SqlCatalog<'a> {
         }
         let rows = self.db.query(DEFAULTS)?;
         let row = rows.first().ok_or_else(|| Error::Internal("no default catalog".into()))?;
-        let d = (text(&row[0]), text(&row[1]));
+        let d = (row.text(0)?, row.text(1)?);
         Ok(self.defaults.get_or_init(|| d).clone())
     }
 
     pub fn columns(&self, id: &TableId) -> Result<Vec<ColumnDef>> {
         let rows = self.db.query_with(COLUMNS, &[&id.catalog, &id.schema, &id.name])?;
-        Ok(rows.iter().map(|r| ColumnDef { name: text(&r[0]), ty: text(&r[1]) }).collect())
+        rows.iter().map(|r| Ok(ColumnDef { name: r.text(0)?, ty: r.text(1)? })).collect()
     }
 
     pub fn find(&self, name: &TableName) -> Result<Option<Candidate>> {
         let rows = self.db.query_with(RELATIONS_NAMED, &[&name.name, &name.name])?;
-        let candidates: Vec<Candidate> = rows
+        let candidates = rows
             .iter()
-            .map(|r| Candidate {
-                catalog: text(&r[0]),
-                schema: text(&r[1]),
-                name: text(&r[2]),
-                kind: if text(&r[3]) == "view" { RelationKind::View } else { RelationKind::Table },
+            .map(|r| {
+                Ok(Candidate {
+                    catalog: r.text(0)?,
+                    schema: r.text(1)?,
+                    name: r.text(2)?,
+                    kind: if r.text(3)? == "view" { RelationKind::View } else { RelationKind::Table },
+                })
             })
-            .collect();
+            .collect::<Result<Vec<Candidate>>>()?;
         let (cat, sch) = self.defaults()?;
         resolve(name, &candidates, &cat, &sch)
     }
@@ -174,10 +176,13 @@ impl Catalog for SqlCatalog<'_> {
         let Some(r) = rows.first() else {
             return Ok(None);
         };
-        if int(&r[0]) == 0 {
+        if r.int(0)? == 0 {
             return Ok(None);
         }
-        Ok(Some(FunctionInfo { aggregate: text(&r[1]) == "true", deterministic: text(&r[2]) != "false" }))
+        Ok(Some(FunctionInfo {
+            aggregate: r.opt_text(1)? == Some("true"),
+            deterministic: r.opt_text(2)? != Some("false"),
+        }))
     }
 
     fn expression_types(&self, leaves: &[Leaf], exprs: &[Expr]) -> Result<Vec<Option<String>>> {
@@ -192,7 +197,7 @@ impl Catalog for SqlCatalog<'_> {
                 rows.len()
             )));
         }
-        Ok(rows.iter().map(|r| Some(text(&r[1]))).collect())
+        rows.iter().map(|r| Ok(Some(r.text(1)?))).collect()
     }
 }
 

@@ -2,7 +2,7 @@
 //! declarations. Both are read fresh at every refresh: the catalog query is cheap, so there is
 //! no reason to gate pruning on how many inputs changed.
 
-use crate::db::{json_list, text, Sql};
+use crate::db::{Cells, Sql};
 use crate::error::Result;
 use crate::facts::{FactSource, ForeignKey};
 use crate::ir::TableId;
@@ -14,8 +14,8 @@ pub fn catalog_foreign_keys(db: &dyn Sql, tables: &[TableId]) -> Result<Vec<Fore
     let rows = db.query(CATALOG_FOREIGN_KEYS)?;
     let mut out = Vec::new();
     for r in rows {
-        let child = TableId { catalog: text(&r[0]), schema: text(&r[1]), name: text(&r[2]) };
-        let parent = TableId { catalog: child.catalog.clone(), schema: child.schema.clone(), name: text(&r[4]) };
+        let child = TableId { catalog: r.text(0)?, schema: r.text(1)?, name: r.text(2)? };
+        let parent = TableId { catalog: child.catalog.clone(), schema: child.schema.clone(), name: r.text(4)? };
         let find = |id: &TableId| {
             tables
                 .iter()
@@ -27,9 +27,9 @@ pub fn catalog_foreign_keys(db: &dyn Sql, tables: &[TableId]) -> Result<Vec<Fore
         };
         out.push(ForeignKey {
             child,
-            child_columns: json_list(&r[3]),
+            child_columns: r.json_list(3)?,
             parent,
-            parent_columns: json_list(&r[5]),
+            parent_columns: r.json_list(5)?,
             source: FactSource::Catalog,
         });
     }

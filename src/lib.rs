@@ -15,6 +15,7 @@ pub mod execute;
 pub mod facts;
 pub mod fk_sources;
 pub mod ir;
+pub mod lookup;
 pub mod parse;
 pub mod plan;
 pub mod rely;

@@ -18,7 +18,7 @@ use crate::ast::TableName;
 use crate::bind::RelationKind;
 use crate::catalog::table_name;
 use crate::catalog::SqlCatalog;
-use crate::db::{int, json_list, text, Sql};
+use crate::db::{to_json, Cells, Sql};
 use crate::error::{Error, Result};
 use crate::execute::{ensure_metadata, in_transaction};
 use crate::facts::{FactSource, ForeignKey};
@@ -90,8 +90,8 @@ fn with_marker(user_comment: &str, token: &str) -> String {
     }
 }
 
-fn signature(columns: &[ColumnDef]) -> String {
-    serde_json::to_string(columns).expect("serializable")
+fn signature(columns: &[ColumnDef]) -> Result<String> {
+    to_json(columns)
 }
 
 pub(crate) fn resolve_table(db: &dyn Sql, arg: &str) -> Result<(TableId, Vec<ColumnDef>)> {
@@ -123,16 +123,22 @@ pub(crate) fn match_columns(table: &TableId, columns: &[ColumnDef], wanted: &[St
 
 pub(crate) fn column_comments(db: &dyn Sql, t: &TableId) -> Result<Vec<(String, String)>> {
     let rows = db.query_with(COLUMN_COMMENTS, &[&t.catalog, &t.schema, &t.name])?;
-    Ok(rows.iter().map(|r| (text(&r[0]), text(&r[1]))).collect())
+    rows.iter().map(|r| Ok((r.text(0)?, r.text(1)?))).collect()
 }
 
 /// Whether `token` is a live incarnation of the table: recorded with its current columns.
 fn token_matches_columns(db: &dyn Sql, t: &TableId, columns: &[ColumnDef], token: &str) -> Result<bool> {
-    if int(&db.scalar(GENERATIONS_EXISTS, &[&t.catalog])?) == 0 {
+    if db.scalar_int(GENERATIONS_EXISTS, &[&t.catalog])? == 0 {
         return Ok(false);
     }
     let rows = db.query_with(&render::find_generation(&t.catalog), &[&t.schema, &t.name, token])?;
-    Ok(rows.iter().any(|r| text(&r[0]) == signature(columns)))
+    let wanted = signature(columns)?;
+    for r in &rows {
+        if r.opt_text(0)? == Some(wanted.as_str()) {
+            return Ok(true);
+        }
+    }
+    Ok(false)
 }
 
 /// The token that every one of `keys` carries in `comments`, if they agree and it is live.
@@ -182,9 +188,12 @@ pub(crate) fn ensure_token(db: &dyn Sql, t: &TableId, columns: &[ColumnDef], key
     let token = match live {
         Some(tok) => tok,
         None => {
-            let tok = text(&db.scalar(NEW_TOKEN, &[])?);
+            let tok = db
+                .scalar(NEW_TOKEN, &[])?
+                .filter(|t| !t.is_empty())
+                .ok_or_else(|| Error::Internal("DuckDB returned no incarnation token".into()))?;
             db.execute(&render::create_generations(&t.catalog))?;
-            db.execute_with(&render::insert_generation(&t.catalog), &[&t.schema, &t.name, &tok, &signature(columns)])?;
+            db.execute_with(&render::insert_generation(&t.catalog), &[&t.schema, &t.name, &tok, &signature(columns)?])?;
             tok
         }
     };
@@ -224,7 +233,7 @@ pub fn declare(db: &dyn Sql, child: &str, child_cols: &str, parent: &str, parent
     let endpoints = [(&child_id, &child_all, &cc), (&parent_id, &parent_all, &pc)];
     let publish = |tokens: &[String]| -> Result<()> {
         ensure_metadata(db)?;
-        let (ccj, pcj) = (serde_json::to_string(&cc).expect("json"), serde_json::to_string(&pc).expect("json"));
+        let (ccj, pcj) = (to_json(&cc)?, to_json(&pc)?);
         let key = [
             child_id.catalog.as_str(),
             &child_id.schema,
@@ -236,9 +245,12 @@ pub fn declare(db: &dyn Sql, child: &str, child_cols: &str, parent: &str, parent
             &pcj,
         ];
         db.execute_with(DELETE, &key)?;
+        let [child_token, parent_token] = tokens else {
+            return Err(Error::Internal(format!("expected two incarnation tokens, got {}", tokens.len())));
+        };
         let mut row: Vec<&str> = key.to_vec();
-        row.push(&tokens[0]);
-        row.push(&tokens[1]);
+        row.push(child_token);
+        row.push(parent_token);
         db.execute_with(INSERT, &row)
     };
     if endpoints.iter().all(|(t, _, _)| t.catalog == main) {
@@ -314,13 +326,13 @@ pub fn valid_declarations(db: &dyn Sql, tables: &[TableId]) -> Result<Vec<Foreig
     };
     let mut out = Vec::new();
     for r in db.query(DECLARATIONS)? {
-        let child = TableId { catalog: text(&r[0]), schema: text(&r[1]), name: text(&r[2]) };
-        let parent = TableId { catalog: text(&r[4]), schema: text(&r[5]), name: text(&r[6]) };
+        let child = TableId { catalog: r.text(0)?, schema: r.text(1)?, name: r.text(2)? };
+        let parent = TableId { catalog: r.text(4)?, schema: r.text(5)?, name: r.text(6)? };
         if !tables.contains(&child) || !tables.contains(&parent) {
             continue;
         }
-        let (child_token, parent_token) = (text(&r[8]), text(&r[9]));
-        let (child_columns, parent_columns) = (json_list(&r[3]), json_list(&r[7]));
+        let (child_token, parent_token) = (r.text(8)?, r.text(9)?);
+        let (child_columns, parent_columns) = (r.json_list(3)?, r.json_list(7)?);
         if still(&child, &child_columns, &child_token)? && still(&parent, &parent_columns, &parent_token)? {
             out.push(ForeignKey { child, child_columns, parent, parent_columns, source: FactSource::Rely });
         }

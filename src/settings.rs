@@ -1,7 +1,7 @@
 //! Settings, per database, in the table `openivm_settings` (the 1.5 C API cannot register
 //! config options). Every known setting has a row, so `FROM openivm_settings` lists them all.
 
-use crate::db::{text, Sql};
+use crate::db::{Cells, Sql};
 use crate::error::{Error, Result};
 
 const CREATE: &str = include_str!("../sql/settings/create.sql");
@@ -62,14 +62,21 @@ pub fn parse_choice(s: &Setting, value: &str) -> Result<String> {
     }
 }
 
-/// Stores a setting; returns its normalized value.
-pub fn set(db: &dyn Sql, name: &str, value: &str) -> Result<String> {
+/// The known setting `name` (case-insensitive) and `value` normalized for it; an unknown name
+/// or a value it does not take is an error. Pure: checked at bind, before anything runs.
+pub fn check(name: &str, value: &str) -> Result<(&'static Setting, String)> {
     let Some(s) = ALL.iter().find(|s| s.name.eq_ignore_ascii_case(name)) else {
         let known: Vec<&str> = ALL.iter().map(|s| s.name).collect();
         return Err(Error::InvalidArgument(format!("unknown setting '{name}' (known: {})", known.join(", "))));
     };
     let normalized =
         if s.choices.is_empty() { parse_bool(s.name, value)?.to_string() } else { parse_choice(s, value)? };
+    Ok((s, normalized))
+}
+
+/// Stores a setting; returns its normalized value.
+pub fn set(db: &dyn Sql, name: &str, value: &str) -> Result<String> {
+    let (s, normalized) = check(name, value)?;
     ensure(db)?;
     db.execute_with(SET, &[&normalized, s.name])?;
     Ok(normalized)
@@ -79,7 +86,10 @@ pub fn set(db: &dyn Sql, name: &str, value: &str) -> Result<String> {
 pub fn refresh_mode(db: &dyn Sql) -> Result<String> {
     let rows = db.query_with(GET, &[REFRESH_MODE.name])?;
     match rows.first() {
-        Some(r) => parse_choice(&REFRESH_MODE, &text(&r[0])),
+        Some(r) => match r.opt_text(0)? {
+            Some(v) => parse_choice(&REFRESH_MODE, v),
+            None => Ok(REFRESH_MODE.default.to_string()),
+        },
         None => Ok(REFRESH_MODE.default.to_string()),
     }
 }
@@ -88,7 +98,10 @@ pub fn refresh_mode(db: &dyn Sql) -> Result<String> {
 pub fn fk_pruning(db: &dyn Sql) -> Result<bool> {
     let rows = db.query_with(GET, &[FK_PRUNING.name])?;
     match rows.first() {
-        Some(r) => parse_bool(FK_PRUNING.name, &text(&r[0])),
+        Some(r) => match r.opt_text(0)? {
+            Some(v) => parse_bool(FK_PRUNING.name, v),
+            None => parse_bool(FK_PRUNING.name, FK_PRUNING.default),
+        },
         None => parse_bool(FK_PRUNING.name, FK_PRUNING.default),
     }
 }

@@ -64,8 +64,7 @@ impl Connection {
         };
         let outcome = if state == ffi::duckdb_state_DuckDBSuccess {
             let mut rows = Vec::new();
-            read_rows(&mut result, &mut rows);
-            Ok(rows)
+            read_rows(&mut result, &mut rows).map(|()| rows)
         } else {
             let message = unsafe { text_or(ffi::duckdb_result_error(&mut result), "unknown error") };
             Err(Error::Sql { message, sql: sql.to_string() })
@@ -112,7 +111,7 @@ impl Drop for Connection {
     }
 }
 
-fn read_rows(result: &mut ffi::duckdb_result, rows: &mut Vec<Row>) {
+fn read_rows(result: &mut ffi::duckdb_result, rows: &mut Vec<Row>) -> Result<()> {
     let columns = unsafe { ffi::duckdb_column_count(result) } as usize;
     loop {
         let chunk = unsafe { ffi::duckdb_fetch_chunk(*result) };
@@ -132,7 +131,15 @@ fn read_rows(result: &mut ffi::duckdb_result, rows: &mut Vec<Row>) {
                 let data = ffi::duckdb_vector_get_data(vector);
                 for (i, row) in block.iter_mut().enumerate() {
                     let valid = validity.is_null() || ffi::duckdb_validity_row_is_valid(validity, i as u64);
-                    row.push(if valid { Some(read_cell(type_id, data, i)) } else { None });
+                    let cell = if valid { read_cell(type_id, data, i) } else { Ok(None) };
+                    match cell {
+                        Ok(c) => row.push(c),
+                        Err(e) => {
+                            let mut chunk_mut = chunk;
+                            ffi::duckdb_destroy_data_chunk(&mut chunk_mut);
+                            return Err(e);
+                        }
+                    }
                 }
             }
         }
@@ -140,11 +147,13 @@ fn read_rows(result: &mut ffi::duckdb_result, rows: &mut Vec<Row>) {
         let mut chunk_mut = chunk;
         unsafe { ffi::duckdb_destroy_data_chunk(&mut chunk_mut) };
     }
+    Ok(())
 }
 
-/// Reads one value of the few physical types the extension's own queries return.
-unsafe fn read_cell(type_id: ffi::duckdb_type, data: *mut std::ffi::c_void, i: usize) -> String {
-    match type_id {
+/// Reads one value of the few physical types the extension's own queries return; any other
+/// type is an error naming it (the query must cast it to VARCHAR).
+unsafe fn read_cell(type_id: ffi::duckdb_type, data: *mut std::ffi::c_void, i: usize) -> Result<Option<String>> {
+    Ok(Some(match type_id {
         ffi::DUCKDB_TYPE_DUCKDB_TYPE_VARCHAR => {
             let s = (data as *mut ffi::duckdb_string_t).add(i);
             let len = ffi::duckdb_string_t_length(*s) as usize;
@@ -155,6 +164,10 @@ unsafe fn read_cell(type_id: ffi::duckdb_type, data: *mut std::ffi::c_void, i: u
         ffi::DUCKDB_TYPE_DUCKDB_TYPE_INTEGER => (*(data as *const i32).add(i)).to_string(),
         ffi::DUCKDB_TYPE_DUCKDB_TYPE_BIGINT => (*(data as *const i64).add(i)).to_string(),
         ffi::DUCKDB_TYPE_DUCKDB_TYPE_DOUBLE => (*(data as *const f64).add(i)).to_string(),
-        other => format!("<unreadable type {other}: cast to VARCHAR>"),
-    }
+        other => {
+            return Err(Error::Internal(format!(
+                "a query of the extension returned a column of type id {other}, which it does not read; cast it to VARCHAR"
+            )))
+        }
+    }))
 }

@@ -4,11 +4,12 @@
 use crate::capture::declare;
 use crate::error::{Error, Result};
 use crate::execute::{self, mode::Requested, refresh};
+use crate::catalog::table_name;
 use crate::shell::instance::Instance;
-use crate::shell::table_function::{Args, ColumnType as T, Rows, Spec, Value};
-use crate::{rely, settings};
+use crate::shell::table_function::{Args, Call, ColumnType as T, Rows, Spec, Value};
+use crate::{lookup, rely, settings};
 
-fn create(inst: &Instance, args: &Args) -> Result<Rows> {
+fn create(inst: &Call, args: &Args) -> Result<Rows> {
     let (name, query) = (args.text(0, "view_name")?, args.text(1, "query")?);
     let c = inst.with_session(|db, cache| execute::create(db, cache, name, query))?;
     Ok(vec![vec![Value::Text(c.view), Value::Int(c.rows)]])
@@ -38,26 +39,26 @@ fn report_row(r: refresh::RefreshReport) -> Vec<Value> {
     ]
 }
 
-fn refresh_one(inst: &Instance, args: &Args) -> Result<Rows> {
+fn refresh_one(inst: &Call, args: &Args) -> Result<Rows> {
     let name = args.text(0, "view_name")?;
     let opts = options(args)?;
     let r = inst.with_session(|db, cache| refresh::refresh(db, cache, name, opts))?;
     Ok(vec![report_row(r)])
 }
 
-fn refresh_all(inst: &Instance, args: &Args) -> Result<Rows> {
+fn refresh_all(inst: &Call, args: &Args) -> Result<Rows> {
     let opts = options(args)?;
     let reports = inst.with_session(|db, cache| refresh::refresh_all(db, cache, opts))?;
     Ok(reports.into_iter().map(report_row).collect())
 }
 
-fn drop(inst: &Instance, args: &Args) -> Result<Rows> {
+fn drop(inst: &Call, args: &Args) -> Result<Rows> {
     let name = args.text(0, "view_name")?;
     let view = inst.with_session(|db, cache| execute::drop_view(db, cache, name))?;
     Ok(vec![vec![Value::Text(view), Value::Bool(true)]])
 }
 
-fn explain(inst: &Instance, args: &Args) -> Result<Rows> {
+fn explain(inst: &Call, args: &Args) -> Result<Rows> {
     let name = args.text(0, "view_name")?;
     let opts = options(args)?;
     let rows = inst.with_session(|db, cache| refresh::explain(db, cache, name, opts))?;
@@ -78,7 +79,7 @@ fn explain(inst: &Instance, args: &Args) -> Result<Rows> {
         .collect())
 }
 
-fn verify(inst: &Instance, args: &Args) -> Result<Rows> {
+fn verify(inst: &Call, args: &Args) -> Result<Rows> {
     let name = args.text(0, "view_name")?;
     let repair = args.flag("repair").unwrap_or(false);
     let v = inst.with_session(|db, cache| execute::verify::verify(db, cache, name, repair))?;
@@ -91,7 +92,7 @@ fn verify(inst: &Instance, args: &Args) -> Result<Rows> {
     ]])
 }
 
-fn set(inst: &Instance, args: &Args) -> Result<Rows> {
+fn set(inst: &Call, args: &Args) -> Result<Rows> {
     let (name, value) = (args.text(0, "name")?, args.text(1, "value")?);
     let stored = inst.with_session(|db, cache| {
         cache.invalidate();
@@ -100,7 +101,7 @@ fn set(inst: &Instance, args: &Args) -> Result<Rows> {
     Ok(vec![vec![Value::Text(name.to_ascii_lowercase()), Value::Text(stored)]])
 }
 
-fn declare_rely_fk(inst: &Instance, args: &Args) -> Result<Rows> {
+fn declare_rely_fk(inst: &Call, args: &Args) -> Result<Rows> {
     let child = args.text(0, "child_table")?;
     let child_cols = args.text(1, "child_columns")?;
     let parent = args.text(2, "parent_table")?;
@@ -117,7 +118,7 @@ fn declare_rely_fk(inst: &Instance, args: &Args) -> Result<Rows> {
     ]])
 }
 
-fn revoke_rely_fk(inst: &Instance, args: &Args) -> Result<Rows> {
+fn revoke_rely_fk(inst: &Call, args: &Args) -> Result<Rows> {
     let child = args.text(0, "child_table")?;
     let child_cols = args.text(1, "child_columns")?;
     let parent = args.text(2, "parent_table")?;
@@ -135,7 +136,7 @@ fn revoke_rely_fk(inst: &Instance, args: &Args) -> Result<Rows> {
     ]])
 }
 
-fn declare_append_only(inst: &Instance, args: &Args) -> Result<Rows> {
+fn declare_append_only(inst: &Call, args: &Args) -> Result<Rows> {
     let table = args.text(0, "table_name")?;
     let key = args.named_text("key");
     let d = inst.with_session(|db, cache| {
@@ -145,13 +146,77 @@ fn declare_append_only(inst: &Instance, args: &Args) -> Result<Rows> {
     Ok(vec![vec![Value::Text(d.table), Value::Text(d.key)]])
 }
 
-fn revoke_append_only(inst: &Instance, args: &Args) -> Result<Rows> {
+fn revoke_append_only(inst: &Call, args: &Args) -> Result<Rows> {
     let table = args.text(0, "table_name")?;
     let (t, revoked) = inst.with_session(|db, cache| {
         cache.invalidate();
         declare::revoke(db, table)
     })?;
     Ok(vec![vec![Value::Text(t), Value::Bool(revoked)]])
+}
+
+// ---- Checks at bind (see `Spec::validate`): arguments that are wrong whatever the data. ----
+
+fn view_name(args: &Args) -> Result<&str> {
+    let name = args.text(0, "view_name")?;
+    if name.trim().is_empty() {
+        return Err(Error::InvalidArgument("view_name must not be empty".into()));
+    }
+    Ok(name)
+}
+
+/// The view named by the first argument must be a maintained view.
+fn known_view(inst: &Instance, args: &Args) -> Result<()> {
+    let name = view_name(args)?;
+    if inst.with_connection(|db| lookup::view_exists(db, name))? {
+        Ok(())
+    } else {
+        Err(Error::UnknownView(name.to_string()))
+    }
+}
+
+/// The new view's name must be a valid, unreserved name.
+fn valid_new_view(_: &Instance, args: &Args) -> Result<()> {
+    let name = table_name(view_name(args)?)?;
+    if name.name.to_ascii_lowercase().starts_with("openivm_") {
+        return Err(Error::InvalidArgument(format!("names starting with openivm_ are reserved ('{}')", name.name)));
+    }
+    if args.text(1, "query")?.trim().is_empty() {
+        return Err(Error::NotOneSelect("the query is empty".into()));
+    }
+    Ok(())
+}
+
+fn valid_setting(_: &Instance, args: &Args) -> Result<()> {
+    settings::check(args.text(0, "name")?, args.text(1, "value")?).map(|_| ())
+}
+
+fn valid_rely(_: &Instance, args: &Args) -> Result<()> {
+    table_name(args.text(0, "child_table")?)?;
+    table_name(args.text(2, "parent_table")?)?;
+    let child = rely::parse_columns(args.text(1, "child_columns")?)?;
+    let parent = rely::parse_columns(args.text(3, "parent_columns")?)?;
+    if child.len() != parent.len() {
+        return Err(Error::InvalidArgument(format!(
+            "the child lists {} columns and the parent {}; a foreign key pairs them one to one",
+            child.len(),
+            parent.len()
+        )));
+    }
+    Ok(())
+}
+
+fn valid_table(_: &Instance, args: &Args) -> Result<()> {
+    table_name(args.text(0, "table_name")?).map(|_| ())
+}
+
+fn valid_mode(_: &Instance, args: &Args) -> Result<()> {
+    options(args).map(|_| ())
+}
+
+fn known_view_and_mode(inst: &Instance, args: &Args) -> Result<()> {
+    valid_mode(inst, args)?;
+    known_view(inst, args)
 }
 
 const REFRESH_COLUMNS: &[(&str, T)] = &[
@@ -182,6 +247,7 @@ pub static SPECS: &[Spec] = &[
         named_text: &[],
         columns: &[("view_name", T::Varchar), ("rows", T::BigInt)],
         run: create,
+        validate: Some(valid_new_view),
     },
     Spec {
         name: "refresh",
@@ -190,6 +256,7 @@ pub static SPECS: &[Spec] = &[
         named_text: &["mode"],
         columns: REFRESH_COLUMNS,
         run: refresh_one,
+        validate: Some(known_view_and_mode),
     },
     Spec {
         name: "openivm_refresh",
@@ -198,6 +265,7 @@ pub static SPECS: &[Spec] = &[
         named_text: &["mode"],
         columns: REFRESH_COLUMNS,
         run: refresh_one,
+        validate: Some(known_view_and_mode),
     },
     Spec {
         name: "openivm_refresh_all",
@@ -206,6 +274,7 @@ pub static SPECS: &[Spec] = &[
         named_text: &["mode"],
         columns: REFRESH_COLUMNS,
         run: refresh_all,
+        validate: Some(valid_mode),
     },
     Spec {
         name: "openivm_drop",
@@ -214,6 +283,7 @@ pub static SPECS: &[Spec] = &[
         named_text: &[],
         columns: &[("view_name", T::Varchar), ("dropped", T::Boolean)],
         run: drop,
+        validate: Some(known_view),
     },
     Spec {
         name: "openivm_explain",
@@ -231,6 +301,7 @@ pub static SPECS: &[Spec] = &[
             ("mode_reason", T::Varchar),
         ],
         run: explain,
+        validate: Some(known_view_and_mode),
     },
     Spec {
         name: "openivm_verify",
@@ -245,6 +316,7 @@ pub static SPECS: &[Spec] = &[
             ("repaired", T::Boolean),
         ],
         run: verify,
+        validate: Some(known_view),
     },
     Spec {
         name: "openivm_set",
@@ -253,6 +325,7 @@ pub static SPECS: &[Spec] = &[
         named_text: &[],
         columns: &[("name", T::Varchar), ("value", T::Varchar)],
         run: set,
+        validate: Some(valid_setting),
     },
     Spec {
         name: "openivm_declare_rely_fk",
@@ -261,6 +334,7 @@ pub static SPECS: &[Spec] = &[
         named_text: &[],
         columns: FK_COLUMNS,
         run: declare_rely_fk,
+        validate: Some(valid_rely),
     },
     Spec {
         name: "openivm_revoke_rely_fk",
@@ -275,6 +349,7 @@ pub static SPECS: &[Spec] = &[
             ("revoked", T::Boolean),
         ],
         run: revoke_rely_fk,
+        validate: Some(valid_rely),
     },
     Spec {
         name: "openivm_declare_append_only",
@@ -283,6 +358,7 @@ pub static SPECS: &[Spec] = &[
         named_text: &["key"],
         columns: &[("table_name", T::Varchar), ("key", T::Varchar)],
         run: declare_append_only,
+        validate: Some(valid_table),
     },
     Spec {
         name: "openivm_revoke_append_only",
@@ -291,5 +367,6 @@ pub static SPECS: &[Spec] = &[
         named_text: &[],
         columns: &[("table_name", T::Varchar), ("revoked", T::Boolean)],
         run: revoke_append_only,
+        validate: Some(valid_table),
     },
 ];

@@ -8,70 +8,76 @@
 //! releases the kept connection as soon as it is the only one left, which lets the instance
 //! close. The state lives in the registered functions' extra info (one `Arc<Instance>` per
 //! database), never in a process-global, so two databases in one process never share it.
+//!
+//! Access to the connection goes through a `Gate` (shell/gate.rs): one call at a time, nested
+//! calls refused, and every exit path (including a panic) frees it and rolls back a transaction
+//! left open.
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::thread;
 use std::time::Duration;
 
 use crate::db::Sql;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::execute::Cache;
 use crate::shell::ffi::Connection;
+use crate::shell::gate::{with_lease, with_lease_deferred, Gate, Parked};
 
 const CONNECTION_COUNT: &str = include_str!("../../sql/shell/connection_count.sql");
 
 /// How often the watchdog looks for the database's other connections.
 const WATCH_INTERVAL: Duration = Duration::from_millis(100);
 
-pub struct Instance {
-    conn: Mutex<Option<Connection>>,
-    /// Compiled views and settings of this database (used only while `conn` is held).
-    cache: Mutex<Cache>,
-    /// The thread that holds `conn` now (0 = none): a second lock attempt from the same thread
-    /// is a re-entrant call, answered with an error instead of a deadlock.
-    owner: AtomicU64,
+/// How long a call waits behind one statement of another call that does not finish before it
+/// concludes that it was made from inside that statement (shell/gate.rs). Long for a concurrent
+/// call, finite for a nested one; `OPENIVM_NESTED_WAIT_MS` overrides it.
+const NESTED_WAIT: Duration = Duration::from_secs(30);
+
+fn nested_wait() -> Duration {
+    std::env::var("OPENIVM_NESTED_WAIT_MS")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .map_or(NESTED_WAIT, Duration::from_millis)
 }
 
-fn thread_key() -> u64 {
-    use std::hash::{Hash, Hasher};
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    thread::current().id().hash(&mut h);
-    h.finish() | 1
+pub struct Instance {
+    gate: Arc<Gate<Connection>>,
+    /// Compiled views and settings of this database (used only while the gate is held).
+    cache: Mutex<Cache>,
 }
 
 impl Instance {
     pub fn new(conn: Connection) -> Arc<Instance> {
-        Arc::new(Instance {
-            conn: Mutex::new(Some(conn)),
-            cache: Mutex::new(Cache::default()),
-            owner: AtomicU64::new(0),
-        })
+        Arc::new(Instance { gate: Arc::new(Gate::new(conn, nested_wait())), cache: Mutex::new(Cache::default()) })
     }
 
-    /// Runs `f` with the kept connection, serializing callers.
-    pub fn with_connection<T>(&self, f: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
-        let me = thread_key();
-        if self.owner.load(Ordering::Acquire) == me {
-            return Err(Error::Reentrant);
-        }
-        let guard = self.conn.lock().unwrap_or_else(|p| p.into_inner());
-        self.owner.store(me, Ordering::Release);
-        let outcome = match guard.as_ref() {
-            Some(conn) => f(conn),
-            None => Err(Error::Released),
-        };
-        self.owner.store(0, Ordering::Release);
-        drop(guard);
-        outcome
+    /// Runs `f` with the kept connection, serializing callers. A panic in `f` is returned as an
+    /// error; the gate is free and no transaction is left open when this returns.
+    pub fn with_connection<T>(&self, f: impl FnOnce(&dyn Sql) -> Result<T>) -> Result<T> {
+        with_lease(&self.gate, f)
     }
 
-    /// Runs `f` with the kept connection and this database's cache of compiled views.
-    pub fn with_session<T>(&self, f: impl FnOnce(&Connection, &mut Cache) -> Result<T>) -> Result<T> {
-        self.with_connection(|conn| {
-            let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
-            f(conn, &mut cache)
-        })
+    /// Like `with_connection`, but the last COMMIT of `f` is held back: the work's transaction
+    /// stays open in the returned `Parked`, committed by `Parked::commit` and rolled back if the
+    /// `Parked` is dropped first (shell/gate.rs).
+    pub fn with_connection_deferred<T>(
+        &self,
+        f: impl FnOnce(&dyn Sql) -> Result<T>,
+    ) -> Result<(T, Option<Parked<Connection>>)> {
+        with_lease_deferred(&self.gate, f)
+    }
+
+    /// `with_connection` with this database's cache of compiled views.
+    pub fn with_session<T>(&self, f: impl FnOnce(&dyn Sql, &mut Cache) -> Result<T>) -> Result<T> {
+        self.with_connection(|db| f(db, &mut self.cache.lock().unwrap_or_else(|p| p.into_inner())))
+    }
+
+    /// `with_connection_deferred` with this database's cache of compiled views.
+    pub fn with_session_deferred<T>(
+        &self,
+        f: impl FnOnce(&dyn Sql, &mut Cache) -> Result<T>,
+    ) -> Result<(T, Option<Parked<Connection>>)> {
+        self.with_connection_deferred(|db| f(db, &mut self.cache.lock().unwrap_or_else(|p| p.into_inner())))
     }
 
     /// Starts the watchdog that releases the kept connection once no one else is connected.
@@ -92,28 +98,29 @@ impl Instance {
 
     /// Returns true once the connection has been released (or is gone).
     fn release_if_alone(&self) -> bool {
-        let Ok(mut guard) = self.conn.try_lock() else {
+        // A call in progress means someone is connected: look again at the next tick.
+        let Some(lease) = self.gate.try_acquire() else {
             return false;
         };
-        let alone = match guard.as_ref() {
-            None => return true,
-            Some(conn) => match conn.query(CONNECTION_COUNT) {
-                Ok(rows) => rows
-                    .first()
-                    .and_then(|r| r.first().cloned().flatten())
+        let alone = lease.with_conn(|conn| {
+            conn.map(|conn| {
+                conn.query(CONNECTION_COUNT)
+                    .ok()
+                    .and_then(|rows| rows.first().and_then(|r| r.first().cloned().flatten()))
                     .and_then(|s| s.parse::<i64>().ok())
-                    .map(|n| n <= 1)
-                    .unwrap_or(false),
-                Err(_) => false,
-            },
-        };
-        if !alone {
-            return false;
+                    .is_some_and(|n| n <= 1)
+            })
+        });
+        match alone {
+            None => true,
+            Some(false) => false,
+            Some(true) => {
+                let conn = lease.take_connection();
+                drop(lease);
+                // Disconnecting the last connection closes the database on this thread.
+                drop(conn);
+                true
+            }
         }
-        let conn = guard.take();
-        drop(guard);
-        // Disconnecting the last connection closes the database on this thread.
-        drop(conn);
-        true
     }
 }

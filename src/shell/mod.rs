@@ -3,6 +3,7 @@
 
 pub mod ffi;
 pub mod functions;
+pub mod gate;
 pub mod instance;
 pub mod table_function;
 

@@ -5,7 +5,13 @@
 //! the arguments, init runs the work once (so `DESCRIBE` or a prepared statement never triggers
 //! it), and the function callback streams the rows. Every callback catches panics: nothing may
 //! unwind into DuckDB.
+//!
+//! The work's last COMMIT is deferred from init to the first call of the function callback
+//! (`Call::with_connection`, shell/gate.rs): DuckDB checks the caller's interrupt before that
+//! call, so an interrupted statement never reaches the commit, and its work is rolled back when
+//! DuckDB destroys the init data.
 
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::ffi::{c_void, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -14,6 +20,9 @@ use std::sync::{Arc, Mutex};
 use libduckdb_sys as ffi;
 
 use crate::error::{Error, Result};
+use crate::db::Sql;
+use crate::shell::ffi::Connection;
+use crate::shell::gate::Parked;
 use crate::shell::instance::Instance;
 
 #[derive(Clone, Copy, Debug)]
@@ -82,6 +91,48 @@ impl Args {
 
 pub type Rows = Vec<Vec<Value>>;
 
+/// What a `Spec`'s `run` gets: the database's instance, through which it reaches the kept
+/// connection with its commit deferred to the function callback.
+pub struct Call<'a> {
+    instance: &'a Instance,
+    parked: RefCell<Option<Parked<Connection>>>,
+}
+
+impl<'a> Call<'a> {
+    pub fn new(instance: &'a Instance) -> Call<'a> {
+        Call { instance, parked: RefCell::new(None) }
+    }
+
+    /// Runs `f` with the kept connection. Its last COMMIT is held back until the statement
+    /// reaches the function callback (see the module's comment).
+    pub fn with_connection<T>(&self, f: impl FnOnce(&dyn Sql) -> Result<T>) -> Result<T> {
+        // A second use in one call commits the first's work first (the gate does that on
+        // acquire); the earlier `Parked` then only reports that outcome.
+        let earlier = self.parked.borrow_mut().take();
+        let (value, parked) = self.instance.with_connection_deferred(f)?;
+        if let Some(p) = earlier {
+            p.commit()?;
+        }
+        *self.parked.borrow_mut() = parked;
+        Ok(value)
+    }
+
+    /// `with_connection` with the database's cache of compiled views.
+    pub fn with_session<T>(&self, f: impl FnOnce(&dyn Sql, &mut crate::execute::Cache) -> Result<T>) -> Result<T> {
+        let earlier = self.parked.borrow_mut().take();
+        let (value, parked) = self.instance.with_session_deferred(f)?;
+        if let Some(p) = earlier {
+            p.commit()?;
+        }
+        *self.parked.borrow_mut() = parked;
+        Ok(value)
+    }
+
+    fn into_parked(self) -> Option<Parked<Connection>> {
+        self.parked.into_inner()
+    }
+}
+
 pub struct Spec {
     pub name: &'static str,
     /// Positional parameters, all VARCHAR.
@@ -91,7 +142,11 @@ pub struct Spec {
     /// Named VARCHAR parameters.
     pub named_text: &'static [&'static str],
     pub columns: &'static [(&'static str, ColumnType)],
-    pub run: fn(&Instance, &Args) -> Result<Rows>,
+    pub run: fn(&Call, &Args) -> Result<Rows>,
+    /// Checks run at bind, before any work: an error here is a binder error, which leaves the
+    /// caller's open transaction usable. Read-only (it may read through the kept connection).
+    /// Every positional argument is checked to be non-NULL before it runs.
+    pub validate: Option<fn(&Instance, &Args) -> Result<()>>,
 }
 
 struct Registered {
@@ -102,6 +157,9 @@ struct Registered {
 struct InitData {
     rows: Rows,
     next: Mutex<usize>,
+    /// The work's deferred commit: taken by the first function callback; dropped with the init
+    /// data (rolling the work back) if the statement ends before reaching it.
+    parked: Mutex<Option<Parked<Connection>>>,
 }
 
 /// Runs `f`, turning a panic into an error so that it never crosses into DuckDB.
@@ -120,7 +178,8 @@ pub fn guard<T>(f: impl FnOnce() -> Result<T>) -> Result<T> {
 }
 
 fn c_string(s: &str) -> CString {
-    CString::new(s.replace('\0', " ")).expect("NUL bytes were replaced")
+    // After replacing NUL bytes the conversion cannot fail; an empty string is the fallback.
+    CString::new(s.replace('\0', " ")).unwrap_or_default()
 }
 
 /// Registers `spec` on `conn` with `instance` as the state its callbacks see.
@@ -214,6 +273,14 @@ unsafe extern "C" fn bind(info: ffi::duckdb_bind_info) {
                 ffi::duckdb_destroy_value(&mut v);
             }
         }
+        for (i, param) in reg.spec.params.iter().enumerate() {
+            if !matches!(args.positional.get(i), Some(Some(_))) {
+                return Err(Error::InvalidArgument(format!("{param} must not be NULL")));
+            }
+        }
+        if let Some(validate) = reg.spec.validate {
+            validate(&reg.instance, &args)?;
+        }
         for (name, ty) in reg.spec.columns {
             let mut t = ffi::duckdb_create_logical_type(ty.type_id());
             let n = c_string(name);
@@ -234,8 +301,10 @@ unsafe extern "C" fn init(info: ffi::duckdb_init_info) {
     let outcome = guard(|| {
         let reg = &*(ffi::duckdb_init_get_extra_info(info) as *const Registered);
         let args = &*(ffi::duckdb_init_get_bind_data(info) as *const Args);
-        let rows = (reg.spec.run)(&reg.instance, args)?;
-        let data = Box::into_raw(Box::new(InitData { rows, next: Mutex::new(0) }));
+        let call = Call::new(&reg.instance);
+        let rows = (reg.spec.run)(&call, args)?;
+        let parked = Mutex::new(call.into_parked());
+        let data = Box::into_raw(Box::new(InitData { rows, next: Mutex::new(0), parked }));
         ffi::duckdb_init_set_init_data(info, data as *mut c_void, Some(drop_box::<InitData>));
         Ok(())
     });
@@ -250,12 +319,20 @@ unsafe extern "C" fn produce(info: ffi::duckdb_function_info, output: ffi::duckd
         let reg = &*(ffi::duckdb_function_get_extra_info(info) as *const Registered);
         let data = &*(ffi::duckdb_function_get_init_data(info) as *const InitData);
         let mut next = data.next.lock().map_err(|_| Error::Internal("poisoned output cursor".into()))?;
+        // DuckDB got here, so the statement was not interrupted during the work: commit it.
+        let parked = data.parked.lock().map(|mut p| p.take()).unwrap_or_else(|p| p.into_inner().take());
+        if let Some(p) = parked {
+            p.commit()?;
+        }
         let capacity = ffi::duckdb_vector_size() as usize;
         let end = (*next + capacity).min(data.rows.len());
         for (col, (_, ty)) in reg.spec.columns.iter().enumerate() {
             let vector = ffi::duckdb_data_chunk_get_vector(output, col as u64);
             for (out_row, row) in data.rows[*next..end].iter().enumerate() {
-                write_value(vector, *ty, out_row, &row[col]);
+                let value = row.get(col).ok_or_else(|| {
+                    Error::Internal(format!("{}: a result row has no column {col}", reg.spec.name))
+                })?;
+                write_value(vector, *ty, out_row, value)?;
             }
         }
         ffi::duckdb_data_chunk_set_size(output, (end - *next) as u64);
@@ -268,7 +345,8 @@ unsafe extern "C" fn produce(info: ffi::duckdb_function_info, output: ffi::duckd
     }
 }
 
-unsafe fn write_value(vector: ffi::duckdb_vector, ty: ColumnType, row: usize, value: &Value) {
+/// Writes one value; a value of the wrong kind for its column is an error (never a panic).
+unsafe fn write_value(vector: ffi::duckdb_vector, ty: ColumnType, row: usize, value: &Value) -> Result<()> {
     let data = ffi::duckdb_vector_get_data(vector);
     match (ty, value) {
         (_, Value::Null) => {
@@ -279,10 +357,15 @@ unsafe fn write_value(vector: ffi::duckdb_vector, ty: ColumnType, row: usize, va
         (ColumnType::Varchar, Value::Text(s)) => {
             ffi::duckdb_vector_assign_string_element_len(vector, row as u64, s.as_ptr() as *const _, s.len() as u64);
         }
-        (ColumnType::Integer, Value::Int(i)) => *(data as *mut i32).add(row) = *i as i32,
+        (ColumnType::Integer, Value::Int(i)) => {
+            let v = i32::try_from(*i)
+                .map_err(|_| Error::Internal(format!("value {i} does not fit an INTEGER result column")))?;
+            *(data as *mut i32).add(row) = v
+        }
         (ColumnType::BigInt, Value::Int(i)) => *(data as *mut i64).add(row) = *i,
         (ColumnType::Double, Value::Double(d)) => *(data as *mut f64).add(row) = *d,
         (ColumnType::Boolean, Value::Bool(b)) => *(data as *mut bool).add(row) = *b,
-        (ty, v) => panic!("value {v:?} does not fit column type {ty:?}"),
+        (ty, v) => return Err(Error::Internal(format!("value {v:?} does not fit a result column of type {ty:?}"))),
     }
+    Ok(())
 }

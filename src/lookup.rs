@@ -1,0 +1,29 @@
+//! Read-only lookups that the shell runs at bind time, before any work starts, so that a wrong
+//! argument fails as a binder error (which leaves the caller's open transaction usable) rather
+//! than as an error of the running statement (which aborts it).
+
+use crate::catalog::{main_table_exists, table_name, SqlCatalog};
+use crate::db::Sql;
+use crate::error::{Error, Result};
+
+const VIEW_FIND: &str = include_str!("../sql/views/find.sql");
+
+/// Whether `arg` names a maintained view, resolved as the executor resolves it: in the database
+/// openivm was loaded into, in the given or the default schema. A name of another database is an
+/// error, as it is for every openivm function.
+pub fn view_exists(db: &dyn Sql, arg: &str) -> Result<bool> {
+    let name = table_name(arg)?;
+    let (default_catalog, default_schema) = SqlCatalog::new(db).defaults()?;
+    if let Some(c) = &name.catalog {
+        if !c.eq_ignore_ascii_case(&default_catalog) {
+            return Err(Error::InvalidArgument(format!(
+                "views are kept in the database openivm was loaded into ('{default_catalog}'); '{arg}' names another database"
+            )));
+        }
+    }
+    if !main_table_exists(db, "openivm_views")? {
+        return Ok(false);
+    }
+    let schema = name.schema.unwrap_or(default_schema);
+    Ok(!db.query_with(VIEW_FIND, &[&default_catalog, &schema, &name.name])?.is_empty())
+}

@@ -1,0 +1,79 @@
+"""Interrupting the calling statement (con.interrupt() from another thread) during a long
+refresh or create: either the call raises and nothing changed, or it succeeded. Never an
+INTERRUPT error with the work committed."""
+import threading
+import unittest
+
+from support import connect, mismatches
+
+QUERY = "SELECT k, SUM(v) AS s, COUNT(*) AS n FROM t GROUP BY k"
+ROWS = 1_000_000
+DELAYS = (0.02, 0.1, 0.3)
+
+
+def interrupted(con, sql, params, delay):
+    """Runs sql with con.interrupt() after delay seconds; returns the error text or None."""
+    timer = threading.Timer(delay, con.interrupt)
+    timer.start()
+    try:
+        con.execute(sql, params)
+        return None
+    except Exception as e:  # noqa: BLE001 - the test looks at what happened, not at the type
+        return str(e)
+    finally:
+        timer.cancel()
+        timer.join()
+
+
+def count(con, sql):
+    return con.execute(sql).fetchone()[0]
+
+
+class InterruptConsistencyTest(unittest.TestCase):
+    def test_an_interrupted_refresh_changes_nothing(self):
+        raised = 0
+        for delay in DELAYS:
+            con = connect()
+            con.execute(f"CREATE TABLE t AS SELECT i % 50000 AS k, i AS v FROM range({ROWS}) r(i)")
+            con.execute("CALL openivm_create('v', ?)", [QUERY])
+            con.execute("UPDATE t SET v = v + 1 WHERE k % 2 = 0")
+            before = count(con, "SELECT refresh_count FROM openivm_views")
+            error = interrupted(con, "CALL refresh('v')", [], delay)
+            after = count(con, "SELECT refresh_count FROM openivm_views")
+            if error is None:
+                self.assertEqual(after, before + 1)
+            else:
+                raised += 1
+                self.assertIn("INTERRUPT", error)
+                self.assertEqual(after, before, f"interrupted at {delay} s ({error}) but the refresh committed")
+            con.execute("CALL refresh('v')")
+            self.assertEqual(mismatches(con, "v", QUERY), 0)
+            con.close()
+        self.assertGreater(raised, 0, "no interrupt landed inside a refresh: the test proved nothing")
+
+    def test_an_interrupted_create_creates_nothing(self):
+        raised = 0
+        for delay in DELAYS:
+            con = connect()
+            con.execute(f"CREATE TABLE t AS SELECT i % 50000 AS k, i AS v FROM range({ROWS}) r(i)")
+            error = interrupted(con, "CALL openivm_create('v', ?)", [QUERY], delay)
+            views = count(con, "SELECT count(*) FROM duckdb_views() WHERE view_name = 'v'")
+            tables = count(con, "SELECT count(*) FROM duckdb_tables() WHERE table_name LIKE 'openivm_%'")
+            if error is None:
+                self.assertEqual(views, 1)
+                self.assertEqual(mismatches(con, "v", QUERY), 0)
+            else:
+                raised += 1
+                self.assertIn("INTERRUPT", error)
+                self.assertEqual((views, tables), (0, 0), f"interrupted at {delay} s ({error}) but created")
+                # The name is free again and a create now succeeds.
+                con.execute("CALL openivm_create('v', ?)", [QUERY])
+            con.execute("INSERT INTO t VALUES (1, 1)")
+            con.execute("CALL refresh('v')")
+            self.assertEqual(mismatches(con, "v", QUERY), 0)
+            con.close()
+        self.assertGreater(raised, 0, "no interrupt landed inside a create: the test proved nothing")
+
+
+if __name__ == "__main__":
+    unittest.main()
