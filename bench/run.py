@@ -49,6 +49,10 @@ def main() -> int:
     ap.add_argument("--data-dir", default=os.path.join(ROOT, "build/bench/data"),
                     help="generated base databases, reused across runs (default build/bench/data)")
     ap.add_argument("--work-dir", default=os.path.join(ROOT, "build/bench/work"))
+    ap.add_argument("--star-rows", default=None, help="comma-separated fact sizes of the star (default 2000000,20000000)")
+    ap.add_argument("--case-budget", type=float, default=None,
+                    help="seconds per case: stop its runs early when the next would exceed this "
+                         "(default 150; 0 = never; ignored with --quick)")
     ap.add_argument("--keep-going", action="store_true", help="record mismatches and go on (exit status still 1)")
     args = ap.parse_args()
 
@@ -68,13 +72,16 @@ def main() -> int:
         work_dir=os.path.abspath(args.work_dir),
         out_dir=os.path.abspath(args.out or os.path.join(HERE, "results", "quick" if args.quick else "")),
         keep_going=args.keep_going,
+        star_rows=[int(x) for x in args.star_rows.split(",")] if args.star_rows else None,
+        case_budget_s=0 if args.quick else (150 if args.case_budget is None else args.case_budget),
     )
     for d in (cfg.data_dir, cfg.work_dir, cfg.out_dir):
         os.makedirs(d, exist_ok=True)
 
     feats = Features.detect(extension)
     header = [
-        f"{'quick' if cfg.quick else 'full'} run, {time.strftime('%Y-%m-%d %H:%M:%S')}, workloads: {', '.join(only)}, {cfg.runs} runs per case",
+        f"{'quick' if cfg.quick else 'full'} run, {time.strftime('%Y-%m-%d %H:%M:%S')}, workloads: {', '.join(only)}, "
+        f"{cfg.runs} runs per case" + (f" (time budget {cfg.case_budget_s:g} s per case)" if cfg.case_budget_s else ""),
         f"DuckDB {duckdb.__version__}, Python {platform.python_version()}, {os.cpu_count()} cores, "
         f"load average at start {os.getloadavg()[0]:.2f}",
         f"extension {os.path.relpath(extension, ROOT)}; features: {feats.describe()}",

@@ -36,6 +36,8 @@ class Config:
     work_dir: str
     out_dir: str
     keep_going: bool = False
+    star_rows: list[int] | None = None  # override the star's fact sizes
+    case_budget_s: float = 0  # stop a case's runs early once the next run would exceed this (0: never)
 
 
 @dataclasses.dataclass
@@ -358,7 +360,7 @@ class Recorder:
         self.note(
             f"{r['workload']} {r['dataset']} [{r['source']}] {r['batch']}{rows}"
             f" {r['view']}/{r['variant']}: {fmt_ms(r['refresh_ms'])} ms vs recompute {fmt_ms(r['recompute_ms'])} ms,"
-            f" ratio {verdict}{extra}; median of {r['runs']}, all checked"
+            f" ratio {verdict}{extra}; median of {r['runs']}{' (cut by the time budget)' if r.get('budget_cut') else ''}, all checked"
         )
 
 
@@ -403,6 +405,20 @@ def record(case: dict, view: str, variant: str, refreshes: list[dict], recompute
 # the run loop
 
 
+class Budget:
+    """Stops a case's runs early when, at the pace so far, the next run would end past the budget."""
+
+    def __init__(self, seconds: float, rec: "Recorder"):
+        self.seconds, self.rec, self.t0 = seconds, rec, time.perf_counter()
+
+    def another(self, done: int) -> bool:
+        spent = time.perf_counter() - self.t0
+        if self.seconds and done and spent / done * (done + 1) > self.seconds:
+            self.rec.note(f"time budget: stopping after {done} runs ({spent:.0f} s spent, budget {self.seconds:.0f} s per case)")
+            return False
+        return True
+
+
 def warm(db: Db, variants: list[Variant], queries: dict[str, str]):
     """Bring base tables and stored results into DuckDB's buffer pool (after opening a copy)."""
     for k, sql in queries.items():
@@ -412,7 +428,7 @@ def warm(db: Db, variants: list[Variant], queries: dict[str, str]):
 
 
 def run_group(db: Db, rec: Recorder, case: dict, variants: list[Variant], queries: dict[str, str],
-              tolerant: dict[str, bool], apply_batch, runs: int):
+              tolerant: dict[str, bool], apply_batch, runs: int, budget_s: float = 0):
     """Apply `runs` batches; after each, time every refresh and recompute, then check every view."""
     used = {v.query for v in variants}
     queries = {k: s for k, s in queries.items() if k in used}
@@ -421,7 +437,12 @@ def run_group(db: Db, rec: Recorder, case: dict, variants: list[Variant], querie
     recomputes = {k: [] for k in queries}
     batch_rows = []
     ops = [("refresh", v) for v in variants] + [("recompute", k) for k in queries]
+    rec.note(f"{case['workload']} {case['dataset']} [{case['source']}] {case['batch']}: "
+             f"{runs} runs of {', '.join(v.view for v in variants)}")
+    budget = Budget(budget_s, rec)
     for run in range(runs):
+        if not budget.another(run):
+            break
         batch_rows.append(apply_batch(run))
         shift = run % len(ops)
         for kind, x in ops[shift:] + ops[:shift]:
@@ -433,5 +454,6 @@ def run_group(db: Db, rec: Recorder, case: dict, variants: list[Variant], querie
             check(db, v.view, f"bench_rc_{v.query}", tolerant[v.query])
     rows = median(batch_rows)
     for v in variants:
-        rec.add(record(case, v.view, v.label, refreshes[v.view], recomputes[v.query],
-                       None if rows is None else int(rows)))
+        r = record(case, v.view, v.label, refreshes[v.view], recomputes[v.query], None if rows is None else int(rows))
+        r["budget_cut"] = len(batch_rows) < runs
+        rec.add(r)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import os
 
-from .core import (Config, Db, Features, Mismatch, Recorder, Stamp, check, copy_db, db_file, median,
+from .core import (Budget, Config, Db, Features, Mismatch, Recorder, Stamp, check, copy_db, db_file, median,
                    record, recompute, refresh_all, remove_db, timed_ms)
 
 GROUPINGS = ["a", "b", "c", "a, b", "a, c", "b, c", "a, b, c"]
@@ -164,7 +164,10 @@ def run_source(cfg, feats, rec, db, n, ds, source, qs, copy_bytes):
     before = db.used_bytes()
     creates, recomputes = [], []
     growth = None
+    budget = Budget(cfg.case_budget_s, rec)
     for r in range(cfg.runs):
+        if not budget.another(r):
+            break
         if r:
             for k in qs:
                 db.sql("CALL openivm_drop(?)", [k]).fetchall()
@@ -175,6 +178,7 @@ def run_source(cfg, feats, rec, db, n, ds, source, qs, copy_bytes):
         check_all(db, qs)
     res = record(case, f"all {len(qs)}", "create", creates, recomputes, None)
     res["growth_bytes"], res["copy_bytes"] = growth, copy_bytes
+    res["budget_cut"] = len(creates) < cfg.runs
     rec.add(res)
 
     batches = Batches(db, n)
@@ -185,7 +189,11 @@ def run_source(cfg, feats, rec, db, n, ds, source, qs, copy_bytes):
     label = "refresh_all" if feats.refresh_all else f"refresh x{len(qs)}"
     for kind, frac in groups:
         refreshes, recomputes, rows = [], [], []
+        rec.note(f"manyviews {ds} [{source}] {kind} {frac * 100:g}%: {cfg.runs} runs")
+        budget = Budget(cfg.case_budget_s, rec)
         for r in range(cfg.runs):
+            if not budget.another(r):
+                break
             rows.append(getattr(batches, kind)(frac, r))
             if r % 2 == 0:
                 refreshes.append(refresh_all(db, list(qs), feats))
@@ -195,4 +203,6 @@ def run_source(cfg, feats, rec, db, n, ds, source, qs, copy_bytes):
                 refreshes.append(refresh_all(db, list(qs), feats))
             check_all(db, qs)
         c = {**case, "batch": kind if kind == "none" else f"{kind} {frac * 100:g}%", "fraction": frac}
-        rec.add(record(c, f"all {len(qs)}", label, refreshes, recomputes, int(median(rows))))
+        res = record(c, f"all {len(qs)}", label, refreshes, recomputes, int(median(rows)))
+        res["budget_cut"] = len(rows) < cfg.runs
+        rec.add(res)

@@ -8,7 +8,7 @@ from .core import fmt_ms, mib
 
 COLUMNS = ["workload", "dataset", "source", "batch", "fraction", "batch_rows", "view", "variant", "runs",
            "refresh_ms", "recompute_ms", "ratio", "mode", "terms_run", "terms_fk_pruned", "terms_total",
-           "delta_rows", "capture_ms", "apply_ms", "growth_bytes", "copy_bytes"]
+           "delta_rows", "capture_ms", "apply_ms", "growth_bytes", "copy_bytes", "budget_cut"]
 
 
 def speed(ratio) -> str:
@@ -47,7 +47,8 @@ def markdown(records, header_lines, skipped, failures, target_lines) -> str:
             rows = "" if r.get("batch_rows") is None else f"{r['batch_rows']:,}"
             ratio = "-" if r["ratio"] is None else f"{r['ratio']:.3f}"
             out.append(
-                f"| {r['dataset']} | {r['source']} | {r['batch']} | {rows} | {r['view']} | {r['variant']} | "
+                f"| {r['dataset']} | {r['source']} | {r['batch']} | {rows} | {r['view']} | {r['variant']}"
+                f"{' (' + str(r['runs']) + ' runs: time budget)' if r.get('budget_cut') else ''} | "
                 f"{fmt_ms(r['refresh_ms'])} | {fmt_ms(r['recompute_ms'])} | {ratio} | {speed(r['ratio'])} | "
                 f"{r.get('mode') or '-'} | {terms} | {fmt_ms(r.get('capture_ms'))} | {fmt_ms(r.get('apply_ms'))} | {growth} |")
         out.append("")

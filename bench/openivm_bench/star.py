@@ -214,7 +214,7 @@ def available(name: str, source: str, feats: Features) -> str | None:
 
 
 def run(cfg: Config, feats: Features, rec: Recorder):
-    sizes = [200_000] if cfg.quick else [2_000_000, 20_000_000]
+    sizes = cfg.star_rows or ([200_000] if cfg.quick else [2_000_000, 20_000_000])
     for n in sizes:
         ds = label(n)
         base = db_file(os.path.join(cfg.data_dir, f"star_{ds}"))
@@ -261,7 +261,7 @@ def run_source(cfg, feats, rec, base, n, ds, source):
                 "batch": kind if kind == "none" else f"{kind} {frac * 100:g}%", "fraction": frac}
         try:
             run_group(db, rec, case, [variant(v) for v in names], QUERIES, TOLERANT,
-                      lambda r: getattr(batches, kind)(frac, r), cfg.runs)
+                      lambda r: getattr(batches, kind)(frac, r), cfg.runs, cfg.case_budget_s)
         except Mismatch as e:
             rec.fail(f"star {ds} [{source}] {case['batch']}", e)
             if not cfg.keep_going:

@@ -206,7 +206,7 @@ def run(cfg: Config, feats: Features, rec: Recorder):
                     "batch": kind if kind == "none" else f"{kind} {frac * 100:g}%", "fraction": frac}
             try:
                 run_group(db, rec, case, [variant(v) for v in names], QUERIES, TOLERANT,
-                          lambda r: fn(frac, r), cfg.runs)
+                          lambda r: fn(frac, r), cfg.runs, cfg.case_budget_s)
             except Mismatch as e:
                 rec.fail(f"tpch {ds} [{source}] {case['batch']}", e)
                 if not cfg.keep_going:
