@@ -53,6 +53,8 @@ def main() -> int:
     ap.add_argument("--case-budget", type=float, default=None,
                     help="seconds per case: stop its runs early when the next would exceed this "
                          "(default 150; 0 = never; ignored with --quick)")
+    ap.add_argument("--match", default=None,
+                    help='run only the cases whose "<source> <batch>" contains this, e.g. "append-only+key dims"')
     ap.add_argument("--keep-going", action="store_true", help="record mismatches and go on (exit status still 1)")
     args = ap.parse_args()
 
@@ -73,6 +75,7 @@ def main() -> int:
         out_dir=os.path.abspath(args.out or os.path.join(HERE, "results", "quick" if args.quick else "")),
         keep_going=args.keep_going,
         star_rows=[int(x) for x in args.star_rows.split(",")] if args.star_rows else None,
+        match=args.match,
         case_budget_s=0 if args.quick else (150 if args.case_budget is None else args.case_budget),
     )
     for d in (cfg.data_dir, cfg.work_dir, cfg.out_dir):

@@ -38,6 +38,10 @@ class Config:
     keep_going: bool = False
     star_rows: list[int] | None = None  # override the star's fact sizes
     case_budget_s: float = 0  # stop a case's runs early once the next run would exceed this (0: never)
+    match: str | None = None  # run only the cases whose "<source> <batch>" contains this
+
+    def wanted(self, source: str, batch: str) -> bool:
+        return self.match is None or self.match in f"{source} {batch}"
 
 
 @dataclasses.dataclass

@@ -128,6 +128,8 @@ def run(cfg: Config, feats: Features, rec: Recorder):
     copy_bytes = json.load(open(base + ".json"))["copy_bytes"]
     qs = queries(count)
     for source in SOURCES:
+        if not cfg.wanted(source, ""):
+            continue
         if source != "diff" and not feats.append_only:
             rec.skip(f"manyviews [{source}]", "openivm_declare_append_only not available")
             continue

@@ -232,6 +232,8 @@ def run(cfg: Config, feats: Features, rec: Recorder):
 def run_source(cfg, feats, rec, base, n, ds, source):
     groups = []
     for kind, frac, names in plan(source, cfg.quick):
+        if not cfg.wanted(source, kind if kind == "none" else f"{kind} {frac * 100:g}%"):
+            continue
         keep = []
         for name in names:
             why = available(name, source, feats)

@@ -177,6 +177,8 @@ def run(cfg: Config, feats: Features, rec: Recorder):
     for source in SOURCES:
         groups = []
         for kind, frac, names in plan(source, cfg.quick):
+            if not cfg.wanted(source, kind if kind == "none" else f"{kind} {frac * 100:g}%"):
+                continue
             keep = []
             for name in names:
                 why = available(name, source, feats)
