@@ -5,7 +5,7 @@ usage: run.py [--extension PATH] [--quick] [--only star,tpch,manyviews] [--runs 
 
 Workloads (see bench/README.md): a star schema at 2M and 20M fact rows, TPC-H SF1 with views shaped
 like Q3/Q5/Q10 and RF1-like batches, and 50 views over one 5M-row table. --quick runs the same code
-at small sizes (200K, SF 0.01, 10 views over 100K, 3 runs) and asserts correctness only.
+at small sizes (200K, SF 0.01, 6 views over 100K, 3 runs) and asserts correctness only.
 Every refresh is compared with the recompute; a mismatch stops the run with exit status 1
 (--keep-going records it and goes on, still exiting 1).
 """

@@ -119,13 +119,17 @@ class Db:
         self.sql("CHECKPOINT")
         return os.path.getsize(self.path)
 
-    def close(self):
-        self.sql("CHECKPOINT")
+    def close(self, settle: bool = False, discard: bool = False):
+        """discard: the file is thrown away next, so skip checkpointing it (also at the instance's
+        shutdown, which would otherwise run in the extension's watchdog thread, during the next
+        case's measurements)."""
+        self.sql("PRAGMA disable_checkpoint_on_shutdown" if discard else "CHECKPOINT")
         self.con.close()
         self.con = None
-        # The extension's kept connection is released by its watchdog (100 ms poll) once ours
-        # is gone; give it time before the file is copied or removed.
-        time.sleep(0.3)
+        if settle or discard:
+            # The extension's kept connection holds the instance until its watchdog (100 ms poll)
+            # sees ours gone; let it shut down before the file is copied.
+            time.sleep(0.3)
 
 
 def db_file(directory: str) -> str:
@@ -134,6 +138,24 @@ def db_file(directory: str) -> str:
     keep the file name."""
     os.makedirs(directory, exist_ok=True)
     return os.path.join(directory, "bench.db")
+
+
+_copies = 0
+
+
+def work_copy(cfg: Config, src: str) -> str:
+    """A fresh copy of `src` under a path never used before in this process (so DuckDB cannot hand
+    back a still-running instance of an earlier copy)."""
+    global _copies
+    _copies += 1
+    dst = db_file(os.path.join(cfg.work_dir, f"run-{os.getpid()}-{_copies}"))
+    copy_db(src, dst)
+    return dst
+
+
+def discard(path: str):
+    remove_db(path)
+    shutil.rmtree(os.path.dirname(path), ignore_errors=True)
 
 
 def copy_db(src: str, dst: str):

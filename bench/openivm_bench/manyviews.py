@@ -1,6 +1,6 @@
 """Workload 3: many views over one table.
 
-One table `t` (5M rows; 100K in quick mode) and 50 views (10 in quick mode), each a grouped SUM /
+One table `t` (5M rows; 100K in quick mode) and 50 views (6 in quick mode), each a grouped SUM /
 COUNT(*) / AVG over the same columns with its own filter and grouping (7 groupings x 8 filters).
 
 Measured per source (`diff`, `append-only+key` with key id, `append-only` without key):
@@ -17,8 +17,8 @@ from __future__ import annotations
 import json
 import os
 
-from .core import (Budget, Config, Db, Features, Mismatch, Recorder, Stamp, check, copy_db, db_file, median,
-                   record, recompute, refresh_all, remove_db, timed_ms)
+from .core import (Budget, Config, Db, Features, Mismatch, Recorder, Stamp, check, copy_db, db_file,
+                   discard, median, record, recompute, refresh_all, remove_db, timed_ms, work_copy)
 
 GROUPINGS = ["a", "b", "c", "a, b", "a, c", "b, c", "a, b, c"]
 FILTERS = ["", "WHERE x > 500", "WHERE y < 50", "WHERE a < 50", "WHERE b BETWEEN 100 AND 599",
@@ -28,8 +28,11 @@ SOURCES = ("diff", "append-only+key", "append-only")
 
 
 def queries(count: int) -> dict[str, str]:
+    """`count` of the 56 grouping x filter combinations; fewer than 56 are spread over both."""
     out = {}
-    for i in range(count):
+    combos = len(GROUPINGS) * len(FILTERS)
+    step = 1 if count >= 50 else combos // count
+    for i in range(0, count * step, step):
         g, w = GROUPINGS[i % len(GROUPINGS)], FILTERS[(i // len(GROUPINGS)) % len(FILTERS)]
         out[f"mv{i:02d}"] = f"SELECT {g}, SUM(x) AS sx, COUNT(*) AS n, AVG(y) AS ay FROM t {w} GROUP BY {g}"
     return out
@@ -114,7 +117,7 @@ def declare(db: Db, source: str):
 
 
 def run(cfg: Config, feats: Features, rec: Recorder):
-    n, count = (100_000, 10) if cfg.quick else (5_000_000, 50)
+    n, count = (100_000, 6) if cfg.quick else (5_000_000, 50)
     ds = f"{n // 1_000_000}M" if n >= 1_000_000 else f"{n // 1000}K"
     ds = f"{count} views over {ds}"
     base = db_file(os.path.join(cfg.data_dir, f"manyviews_{n}"))
@@ -138,8 +141,7 @@ def run(cfg: Config, feats: Features, rec: Recorder):
             continue
         if not feats.refresh_all:
             rec.skip(f"manyviews [{source}] openivm_refresh_all", f"not available; timing {count} refresh calls instead")
-        work = db_file(os.path.join(cfg.work_dir, "run"))
-        copy_db(base, work)
+        work = work_copy(cfg, base)
         db = Db(work, cfg)
         try:
             run_source(cfg, feats, rec, db, n, ds, source, qs, copy_bytes)
@@ -148,8 +150,8 @@ def run(cfg: Config, feats: Features, rec: Recorder):
             if not cfg.keep_going:
                 raise
         finally:
-            db.close()
-            remove_db(work)
+            db.close(discard=True)
+            discard(work)
 
 
 def run_source(cfg, feats, rec, db, n, ds, source, qs, copy_bytes):

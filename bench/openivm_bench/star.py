@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import os
 
-from .core import Config, Db, Features, Mismatch, Recorder, Stamp, Variant, copy_db, db_file, remove_db, run_group, timed_ms
+from .core import (Config, Db, Features, Mismatch, Recorder, Stamp, Variant, db_file, discard, remove_db,
+                   run_group, timed_ms, work_copy)
 
 DIM_ROWS = 10_000
 FRACTIONS = (0.001, 0.01, 0.1)
@@ -246,17 +247,15 @@ def run_source(cfg, feats, rec, base, n, ds, source):
     if not groups:
         return
     views = sorted({v for _, _, names in groups for v in names})
-    prep = db_file(os.path.join(cfg.work_dir, "prep"))
-    copy_db(base, prep)
+    prep = work_copy(cfg, base)
     db = Db(prep, cfg)
     declare(db, source)
     for v in views:
         ms, _ = timed_ms(lambda: db.sql("CALL openivm_create(?, ?)", [v, QUERIES[variant(v).query]]).fetchall())
         rec.note(f"star {ds} [{source}] created {v} in {ms:.0f} ms")
-    db.close()
-    work = db_file(os.path.join(cfg.work_dir, "run"))
+    db.close(settle=True)
     for gi, (kind, frac, names) in enumerate(groups):
-        copy_db(prep, work)
+        work = work_copy(cfg, prep)
         db = Db(work, cfg)
         batches = Batches(db, n, gi + 1)
         case = {"workload": "star", "dataset": ds, "source": source,
@@ -269,6 +268,6 @@ def run_source(cfg, feats, rec, base, n, ds, source):
             if not cfg.keep_going:
                 raise
         finally:
-            db.close()
-            remove_db(work)
-    remove_db(prep)
+            db.close(discard=True)
+            discard(work)
+    discard(prep)

@@ -9,7 +9,7 @@ from .core import mib
 
 
 def evaluate(records, quick: bool) -> list[str]:
-    star, tpch, many = ("200K", "SF0.01", "10 views over 100K") if quick else ("20M", "SF1", "50 views over 5M")
+    star, tpch, many = ("200K", "SF0.01", "6 views over 100K") if quick else ("20M", "SF1", "50 views over 5M")
     lines = []
 
     def find(workload, dataset, source, batch, view, variant=None):

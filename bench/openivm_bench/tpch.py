@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import os
 
-from .core import Config, Db, Features, Mismatch, Recorder, Stamp, Variant, copy_db, db_file, remove_db, run_group, timed_ms
+from .core import (Config, Db, Features, Mismatch, Recorder, Stamp, Variant, db_file, discard, remove_db,
+                   run_group, timed_ms, work_copy)
 
 REV = "SUM(l_extendedprice * (1 - l_discount)) AS revenue"
 QUERIES = {
@@ -190,17 +191,15 @@ def run(cfg: Config, feats: Features, rec: Recorder):
                 groups.append((kind, frac, keep))
         if not groups:
             continue
-        prep = db_file(os.path.join(cfg.work_dir, "prep"))
-        copy_db(base, prep)
+        prep = work_copy(cfg, base)
         db = Db(prep, cfg)
         declare(db, source)
         for v in sorted({v for _, _, names in groups for v in names}):
             ms, _ = timed_ms(lambda: db.sql("CALL openivm_create(?, ?)", [v, QUERIES[variant(v).query]]).fetchall())
             rec.note(f"tpch {ds} [{source}] created {v} in {ms:.0f} ms")
-        db.close()
-        work = db_file(os.path.join(cfg.work_dir, "run"))
+        db.close(settle=True)
         for gi, (kind, frac, names) in enumerate(groups):
-            copy_db(prep, work)
+            work = work_copy(cfg, prep)
             db = Db(work, cfg)
             batches = Batches(db, gi + 1)
             fn = {"none": batches.none, "rf1": batches.rf1, "rf1+rf2": batches.rf1_rf2}[kind]
@@ -214,6 +213,6 @@ def run(cfg: Config, feats: Features, rec: Recorder):
                 if not cfg.keep_going:
                     raise
             finally:
-                db.close()
-                remove_db(work)
-        remove_db(prep)
+                db.close(discard=True)
+                discard(work)
+        discard(prep)
