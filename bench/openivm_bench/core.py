@@ -253,7 +253,7 @@ def history(db: Db, views: list[str]) -> dict:
                   SELECT capture_ms, apply_ms, total_ms, row_number() OVER (
                       PARTITION BY view_name ORDER BY started_at DESC) AS k
                   FROM openivm_refresh_history
-                  WHERE view_name IN ({names}) OR parse_path(view_name, 'system')[-1] IN ({names}))
+                  WHERE view_name IN ({names}) OR string_split(view_name, '.')[-1] IN ({names}))
                 WHERE k = 1"""
         )
         return {"capture_ms": row[0], "apply_ms": row[1], "history_total_ms": row[2]}
