@@ -52,7 +52,7 @@ def main() -> int:
     ap.add_argument("--star-rows", default=None, help="comma-separated fact sizes of the star (default 2000000,20000000)")
     ap.add_argument("--case-budget", type=float, default=None,
                     help="seconds per case: stop its runs early when the next would exceed this "
-                         "(default 150; 0 = never; ignored with --quick)")
+                         "(default 90; 0 = never; ignored with --quick)")
     ap.add_argument("--match", default=None,
                     help='run only the cases whose "<source> <batch>" contains this, e.g. "append-only+key dims"')
     ap.add_argument("--keep-going", action="store_true", help="record mismatches and go on (exit status still 1)")
@@ -76,7 +76,7 @@ def main() -> int:
         keep_going=args.keep_going,
         star_rows=[int(x) for x in args.star_rows.split(",")] if args.star_rows else None,
         match=args.match,
-        case_budget_s=0 if args.quick else (150 if args.case_budget is None else args.case_budget),
+        case_budget_s=0 if args.quick else (90 if args.case_budget is None else args.case_budget),
     )
     for d in (cfg.data_dir, cfg.work_dir, cfg.out_dir):
         os.makedirs(d, exist_ok=True)

@@ -77,7 +77,7 @@ def plan(source: str, quick: bool) -> list[tuple[str, float, list[str]]]:
             + [("insert", f, ["agg_dec", "agg_dec_inc"] + (["agg_dbl", "bag_dec", "bag_dec_inc"] if f == F[0] else []))
                for f in F]
             + [("mixed", f, ["agg_dec", "agg_dec_inc"]
-                + (["agg_dbl", "bag_dec", "bag_dec_inc", "bag_dbl"] if f == F[0] else [])
+                + (["agg_dbl", "bag_dec", "bag_dec_inc"] if f == F[0] else [])
                 + (["bag_dec"] if f == F[1] else []))
                for f in F]
             + [("dims", F[0], ["agg_dec", "agg_dec_nofk"])]
