@@ -432,14 +432,17 @@ def record(case: dict, view: str, variant: str, refreshes: list[dict], recompute
 
 
 class Budget:
-    """Stops a case's runs early when, at the pace so far, the next run would end past the budget."""
+    """Stops a case's runs early when, at the pace so far, the next run would end past the budget;
+    never before MIN_RUNS runs, so that every figure stays a median."""
+
+    MIN_RUNS = 3
 
     def __init__(self, seconds: float, rec: "Recorder"):
         self.seconds, self.rec, self.t0 = seconds, rec, time.perf_counter()
 
     def another(self, done: int) -> bool:
         spent = time.perf_counter() - self.t0
-        if self.seconds and done and spent / done * (done + 1) > self.seconds:
+        if self.seconds and done >= self.MIN_RUNS and spent / done * (done + 1) > self.seconds:
             self.rec.note(f"time budget: stopping after {done} runs ({spent:.0f} s spent, budget {self.seconds:.0f} s per case)")
             return False
         return True
