@@ -1,5 +1,5 @@
-# openivm: build, demo and tests. Everything it needs comes from crates.io and PyPI into this
-# directory (target/, .venv/, .venv-duckdb2/); nothing is installed globally.
+# openivm: build, demo, tests and benchmarks. Everything it needs comes from crates.io and PyPI into
+# this directory (target/, .venv/, .venv-duckdb2/, .venv-bench/); nothing is installed globally.
 
 EXT_NAME     := openivm
 EXT_VERSION  := v$(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n1)
@@ -13,11 +13,15 @@ DEBUG_EXT    := build/debug/$(EXT_NAME).duckdb_extension
 VENV_STAMP   := $(VENV)/.installed
 VENV2        := .venv-duckdb2
 VENV2_STAMP  := $(VENV2)/.installed
+BENCH_VENV   := .venv-bench
+BENCH_PY     := $(BENCH_VENV)/bin/python
+BENCH_STAMP  := $(BENCH_VENV)/.installed
+BENCH_ARGS   ?=
 SEED         ?= 42
 BATCHES      ?= 500
 
 .PHONY: all release debug venv venv2 demo test test-unit test-sql test-python test-differential \
-        test-compat test-sql-duckdb2 bench clean
+        test-compat test-sql-duckdb2 venv-bench bench bench-quick clean
 
 all: release
 
@@ -78,8 +82,23 @@ test-sql-duckdb2: release $(VENV2_STAMP)
 test-compat: release $(VENV2_STAMP)
 	$(VENV2)/bin/python test/python/compat_check.py $(EXTENSION)
 
-bench: release
-	$(VENV_PY) bench/bench.py --extension $(EXTENSION)
+venv-bench: $(BENCH_STAMP)
+
+# The benchmark's environment: DuckDB, the TPC-H extension wheel and matplotlib (bench/requirements.txt).
+$(BENCH_STAMP): bench/requirements.txt
+	rm -rf $(BENCH_VENV)
+	$(PYTHON) -m venv $(BENCH_VENV)
+	$(BENCH_PY) -m pip install --quiet --disable-pip-version-check -r bench/requirements.txt
+	@touch $@
+
+# Refresh against recompute on every workload (see bench/README.md); results in bench/results/.
+# Pass options through BENCH_ARGS, e.g. make bench BENCH_ARGS="--only star --runs 7".
+bench: release $(BENCH_STAMP)
+	$(BENCH_PY) bench/run.py --extension $(EXTENSION) $(BENCH_ARGS)
+
+# The same code at small sizes, 3 runs: asserts correctness, nothing about time (bench/results/quick/).
+bench-quick: release $(BENCH_STAMP)
+	$(BENCH_PY) bench/run.py --quick --extension $(EXTENSION) $(BENCH_ARGS)
 
 clean:
 	cargo clean

@@ -1,0 +1,488 @@
+"""Shared machinery: connections, feature detection, timing, correctness checks, the run loop.
+
+A *group* is one database state, a batch recipe and the views refreshed after each batch. Each of
+its runs applies one batch (not timed), then times, in a rotating order, every view's refresh and
+the recompute of every query those views maintain (`CREATE OR REPLACE TABLE ... AS <query>`), and
+finally compares each view with the recompute of its query. A mismatch raises `Mismatch`.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+import shutil
+import statistics
+import sys
+import time
+from collections import Counter
+
+import duckdb
+
+
+class Mismatch(Exception):
+    """A refreshed view differs from the recompute of its query."""
+
+
+# ---------------------------------------------------------------------------------------------
+# configuration and features
+
+
+@dataclasses.dataclass
+class Config:
+    extension: str
+    tpch_extension: str | None
+    runs: int
+    quick: bool
+    data_dir: str
+    work_dir: str
+    out_dir: str
+    keep_going: bool = False
+    star_rows: list[int] | None = None  # override the star's fact sizes
+    case_budget_s: float = 0  # stop a case's runs early once the next run would exceed this (0: never)
+    match: str | None = None  # run only the cases whose "<source> <batch>" contains this
+
+    def wanted(self, source: str, batch: str) -> bool:
+        return self.match is None or self.match in f"{source} {batch}"
+
+
+@dataclasses.dataclass
+class Features:
+    """What the loaded extension offers; variants needing a missing piece are skipped."""
+
+    append_only: bool = False
+    append_only_key: bool = False
+    refresh_mode: bool = False
+    refresh_all: bool = False
+
+    @classmethod
+    def detect(cls, extension: str) -> "Features":
+        con = duckdb.connect(config={"allow_unsigned_extensions": True})
+        con.execute(f"LOAD '{extension}'")
+
+        def params(name):
+            rows = con.execute(
+                "SELECT parameters FROM duckdb_functions() WHERE function_name = ?", [name]
+            ).fetchall()
+            return None if not rows else {p for (ps,) in rows for p in ps}
+
+        ao = params("openivm_declare_append_only")
+        ref = params("refresh") or set()
+        feats = cls(
+            append_only=ao is not None,
+            append_only_key=ao is not None and "key" in ao,
+            refresh_mode="mode" in ref,
+            refresh_all=params("openivm_refresh_all") is not None,
+        )
+        con.close()
+        return feats
+
+    def describe(self) -> str:
+        return ", ".join(f"{k}={'yes' if v else 'no'}" for k, v in dataclasses.asdict(self).items())
+
+
+# ---------------------------------------------------------------------------------------------
+# database files
+
+
+class Db:
+    """A file-backed connection with the extension loaded."""
+
+    def __init__(self, path: str, cfg: Config, load: bool = True):
+        self.path = path
+        self.con = duckdb.connect(path, config={"allow_unsigned_extensions": True})
+        if load:
+            self.con.execute(f"LOAD '{cfg.extension}'")
+        self._history = False
+
+    def sql(self, text: str, params=None):
+        return self.con.execute(text, params) if params is not None else self.con.execute(text)
+
+    def one(self, text: str, params=None):
+        return self.sql(text, params).fetchone()
+
+    def exists(self, table: str) -> bool:
+        return self.one(
+            "SELECT count(*) FROM duckdb_tables() WHERE table_name = ? AND schema_name = 'main'", [table]
+        )[0] > 0
+
+    def has_history(self) -> bool:
+        if not self._history:
+            self._history = self.exists("openivm_refresh_history")
+        return self._history
+
+    def used_bytes(self) -> int:
+        """Bytes of used blocks after a CHECKPOINT (free blocks of the file excluded)."""
+        self.sql("CHECKPOINT")
+        block_size, used = self.one("SELECT block_size, used_blocks FROM pragma_database_size()")
+        return block_size * used
+
+    def file_bytes(self) -> int:
+        self.sql("CHECKPOINT")
+        return os.path.getsize(self.path)
+
+    def close(self, settle: bool = False, discard: bool = False):
+        """discard: the file is thrown away next, so skip checkpointing it (also at the instance's
+        shutdown, which would otherwise run in the extension's watchdog thread, during the next
+        case's measurements)."""
+        self.sql("PRAGMA disable_checkpoint_on_shutdown" if discard else "CHECKPOINT")
+        self.con.close()
+        self.con = None
+        if settle or discard:
+            # The extension's kept connection holds the instance until its watchdog (100 ms poll)
+            # sees ours gone; let it shut down before the file is copied.
+            time.sleep(0.3)
+
+
+def db_file(directory: str) -> str:
+    """Every database file is named bench.db, in its own directory: openivm's views name the
+    database (catalog) they live in, and DuckDB names a database after its file, so a copy must
+    keep the file name."""
+    os.makedirs(directory, exist_ok=True)
+    return os.path.join(directory, "bench.db")
+
+
+_copies = 0
+
+
+def work_copy(cfg: Config, src: str) -> str:
+    """A fresh copy of `src` under a path never used before in this process (so DuckDB cannot hand
+    back a still-running instance of an earlier copy)."""
+    global _copies
+    _copies += 1
+    dst = db_file(os.path.join(cfg.work_dir, f"run-{os.getpid()}-{_copies}"))
+    copy_db(src, dst)
+    return dst
+
+
+def discard(path: str):
+    remove_db(path)
+    shutil.rmtree(os.path.dirname(path), ignore_errors=True)
+
+
+def copy_db(src: str, dst: str):
+    remove_db(dst)
+    shutil.copyfile(src, dst)
+    if os.path.exists(src + ".wal"):
+        shutil.copyfile(src + ".wal", dst + ".wal")
+
+
+def remove_db(path: str):
+    for p in (path, path + ".wal"):
+        if os.path.exists(p):
+            os.remove(p)
+
+
+class Stamp:
+    """A generated base database is reused when its stamp records the same parameters."""
+
+    def __init__(self, path: str, params: str):
+        self.path, self.params = path + ".stamp", params
+
+    def valid(self) -> bool:
+        return os.path.exists(self.path) and open(self.path).read() == self.params
+
+    def write(self):
+        with open(self.path, "w") as f:
+            f.write(self.params)
+
+    def clear(self):
+        if os.path.exists(self.path):
+            os.remove(self.path)
+
+
+# ---------------------------------------------------------------------------------------------
+# timed operations
+
+
+def timed_ms(fn):
+    t0 = time.perf_counter()
+    out = fn()
+    return (time.perf_counter() - t0) * 1000.0, out
+
+
+@dataclasses.dataclass
+class Variant:
+    """A maintained view and the refresh options it is refreshed with."""
+
+    view: str  # the view's name in the database
+    query: str  # key of the query it maintains (its recompute)
+    label: str  # short name of the variant: auto, nofk, incremental, ...
+    fk_pruning: bool | None = None
+    mode: str | None = None
+
+    def refresh_sql(self) -> str:
+        args = [f"'{self.view}'"]
+        if self.fk_pruning is not None:
+            args.append(f"fk_pruning := {'true' if self.fk_pruning else 'false'}")
+        if self.mode is not None:
+            args.append(f"mode := '{self.mode}'")
+        return f"SELECT * FROM refresh({', '.join(args)})"
+
+
+def refresh(db: Db, v: Variant) -> dict:
+    ms, cur = timed_ms(lambda: db.sql(v.refresh_sql()))
+    cols = [d[0] for d in cur.description]
+    row = dict(zip(cols, cur.fetchone()))
+    row["wall_ms"] = ms
+    row.update(history(db, [v.view]))
+    return row
+
+
+def refresh_all(db: Db, views: list[str], feats: Features) -> dict:
+    """One refresh of every listed view: `openivm_refresh_all()` when present, else a loop."""
+    t0 = time.perf_counter()
+    if feats.refresh_all:
+        rows = db.sql("SELECT * FROM openivm_refresh_all()").fetchall()
+        n = len(rows)
+    else:
+        for name in views:
+            db.sql(f"SELECT * FROM refresh('{name}')").fetchall()
+        n = len(views)
+    out = {"wall_ms": (time.perf_counter() - t0) * 1000.0, "views_refreshed": n}
+    out.update(history(db, views))
+    return out
+
+
+def history(db: Db, views: list[str]) -> dict:
+    """capture_ms / apply_ms of the latest refresh of each view, summed (when recorded)."""
+    if not db.has_history():
+        return {}
+    try:
+        names = ", ".join(f"'{v}'" for v in views)
+        row = db.one(
+            f"""SELECT sum(capture_ms), sum(apply_ms), sum(total_ms) FROM (
+                  SELECT capture_ms, apply_ms, total_ms, row_number() OVER (
+                      PARTITION BY view_name ORDER BY started_at DESC) AS k
+                  FROM openivm_refresh_history
+                  WHERE view_name IN ({names}) OR string_split(view_name, '.')[-1] IN ({names}))
+                WHERE k = 1"""
+        )
+        return {"capture_ms": row[0], "apply_ms": row[1], "history_total_ms": row[2]}
+    except duckdb.Error:
+        return {}
+
+
+def recompute(db: Db, sql: str, table: str) -> float:
+    ms, _ = timed_ms(lambda: db.sql(f"CREATE OR REPLACE TABLE {table} AS {sql}"))
+    return ms
+
+
+# ---------------------------------------------------------------------------------------------
+# correctness
+
+
+FLOAT_TYPES = ("DOUBLE", "FLOAT", "REAL")
+
+
+def q(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def check(db: Db, view: str, table: str, tolerant: bool):
+    """Raise Mismatch unless `view` holds exactly the rows of `table` (the recompute).
+
+    Rows are compared as multisets with EXCEPT ALL both ways. When `tolerant` (views whose SUM or
+    AVG of floating point values is maintained by adding and subtracting), the floating point
+    columns are instead compared with a relative tolerance of 1e-8 after pairing rows on all
+    other columns.
+    """
+    vcols = db.sql(f"SELECT column_name, column_type FROM (DESCRIBE {view})").fetchall()
+    tcols = db.sql(f"SELECT column_name, column_type FROM (DESCRIBE {table})").fetchall()
+    if vcols != tcols:
+        raise Mismatch(f"{view}: columns {vcols} differ from the recompute's {tcols}")
+    floats = [c for c, t in tcols if t in FLOAT_TYPES] if tolerant else []
+    if not floats:
+        a, b = db.one(
+            f"SELECT (SELECT count(*) FROM (FROM {view} EXCEPT ALL FROM {table})),"
+            f"       (SELECT count(*) FROM (FROM {table} EXCEPT ALL FROM {view}))"
+        )
+        if a or b:
+            raise Mismatch(
+                f"{view}: {a} rows not in the recompute, {b} recompute rows missing\n"
+                + sample(db, f"FROM {view} EXCEPT ALL FROM {table}", "view only")
+                + sample(db, f"FROM {table} EXCEPT ALL FROM {view}", "recompute only")
+            )
+        return
+    keys = [c for c, _ in tcols if c not in floats]
+    on = " AND ".join(f"a.{q(k)} IS NOT DISTINCT FROM b.{q(k)}" for k in keys) or "TRUE"
+    close = " AND ".join(
+        f"((a.{q(c)} IS NULL AND b.{q(c)} IS NULL) OR "
+        f"abs(a.{q(c)} - b.{q(c)}) <= 1e-8 * greatest(1.0, abs(a.{q(c)}), abs(b.{q(c)})))"
+        for c in floats
+    )
+    nv, nt, matched = db.one(
+        f"SELECT (SELECT count(*) FROM {view}), (SELECT count(*) FROM {table}),"
+        f"       (SELECT count(*) FROM {view} a JOIN {table} b ON {on} WHERE {close})"
+    )
+    if not nv == nt == matched:
+        klist = ", ".join(q(k) for k in keys) or "1"
+        raise Mismatch(
+            f"{view}: {nv} rows, recompute {nt} rows, {matched} pairs within tolerance\n"
+            + sample(db, f"SELECT {klist} FROM {view} EXCEPT ALL SELECT {klist} FROM {table}", "view only")
+            + sample(db, f"SELECT {klist} FROM {table} EXCEPT ALL SELECT {klist} FROM {view}", "recompute only")
+            + sample(db, f"SELECT a.*, b.* FROM {view} a JOIN {table} b ON {on} WHERE NOT ({close})", "out of tolerance")
+        )
+
+
+def sample(db: Db, sql: str, what: str) -> str:
+    rows = db.sql(f"{sql} LIMIT 5").fetchall()
+    return "".join(f"  {what}: {r}\n" for r in rows)
+
+
+# ---------------------------------------------------------------------------------------------
+# results
+
+
+def median(xs):
+    xs = [x for x in xs if x is not None]
+    return statistics.median(xs) if xs else None
+
+
+def fmt_ms(x) -> str:
+    if x is None:
+        return "-"
+    return f"{x:.0f}" if x >= 100 else f"{x:.1f}" if x >= 1 else f"{x:.2f}"
+
+
+class Recorder:
+    """Collects one record per measured case and prints a progress line for each."""
+
+    def __init__(self):
+        self.records: list[dict] = []
+        self.skipped: list[str] = []
+        self.failures: list[str] = []
+        self.t0 = time.perf_counter()
+
+    def elapsed(self) -> str:
+        s = int(time.perf_counter() - self.t0)
+        return f"{s // 60:02d}:{s % 60:02d}"
+
+    def note(self, text: str):
+        print(f"[{self.elapsed()}] {text}", flush=True)
+
+    def skip(self, what: str, why: str):
+        line = f"{what}: {why}"
+        if line not in self.skipped:
+            self.skipped.append(line)
+            self.note(f"SKIP {line}")
+
+    def fail(self, what: str, err: Exception):
+        self.failures.append(f"{what}: {err}")
+        print(f"\n!!!! MISMATCH in {what}\n{err}\n", file=sys.stderr, flush=True)
+
+    def add(self, r: dict):
+        self.records.append(r)
+        extra = ""
+        if r.get("capture_ms") is not None:
+            extra += f" (capture {fmt_ms(r['capture_ms'])} / apply {fmt_ms(r['apply_ms'])})"
+        if r.get("terms_total") is not None:
+            extra += f", terms {r['terms_run']}/{r['terms_total']}"
+        if r.get("mode"):
+            extra += f", mode {r['mode']}"
+        if r.get("growth_bytes") is not None:
+            extra += f", db growth {mib(r['growth_bytes'])} (one copy of the read columns {mib(r['copy_bytes'])})"
+        ratio = r["ratio"]
+        verdict = "-" if ratio is None else f"{ratio:.3f} ({1 / ratio:.1f}x faster)" if ratio < 1 else f"{ratio:.2f} ({ratio:.1f}x slower)"
+        rows = "" if r["batch_rows"] is None else f" ({r['batch_rows']:,} rows)"
+        self.note(
+            f"{r['workload']} {r['dataset']} [{r['source']}] {r['batch']}{rows}"
+            f" {r['view']}/{r['variant']}: {fmt_ms(r['refresh_ms'])} ms vs recompute {fmt_ms(r['recompute_ms'])} ms,"
+            f" ratio {verdict}{extra}; median of {r['runs']}{' (cut by the time budget)' if r.get('budget_cut') else ''}, all checked"
+        )
+
+
+def mib(b) -> str:
+    return "-" if b is None else f"{b / 2**20:.1f} MiB"
+
+
+def modes(values) -> str | None:
+    vals = [v for v in values if v]
+    if not vals:
+        return None
+    c = Counter(vals)
+    return "/".join(f"{m}" if n == len(vals) else f"{m}x{n}" for m, n in c.most_common())
+
+
+def record(case: dict, view: str, variant: str, refreshes: list[dict], recomputes: list[float], batch_rows) -> dict:
+    """One result row: medians over the runs; ratio = median of the per-run refresh/recompute."""
+    ratios = [r["wall_ms"] / c for r, c in zip(refreshes, recomputes) if c]
+    last = refreshes[-1]
+    return {
+        **case,
+        "batch_rows": batch_rows,
+        "view": view,
+        "variant": variant,
+        "runs": len(refreshes),
+        "refresh_ms": median(r["wall_ms"] for r in refreshes),
+        "recompute_ms": median(recomputes),
+        "ratio": median(ratios),
+        "mode": modes(r.get("mode") for r in refreshes),
+        "terms_run": last.get("terms_run"),
+        "terms_total": last.get("terms_total"),
+        "terms_fk_pruned": last.get("terms_fk_pruned"),
+        "delta_rows": median(r.get("delta_rows") for r in refreshes),
+        "capture_ms": median(r.get("capture_ms") for r in refreshes),
+        "apply_ms": median(r.get("apply_ms") for r in refreshes),
+        "growth_bytes": None,
+        "copy_bytes": None,
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# the run loop
+
+
+class Budget:
+    """Stops a case's runs early when, at the pace so far, the next run would end past the budget;
+    never before MIN_RUNS runs, so that every figure stays a median."""
+
+    MIN_RUNS = 3
+
+    def __init__(self, seconds: float, rec: "Recorder"):
+        self.seconds, self.rec, self.t0 = seconds, rec, time.perf_counter()
+
+    def another(self, done: int) -> bool:
+        spent = time.perf_counter() - self.t0
+        if self.seconds and done >= self.MIN_RUNS and spent / done * (done + 1) > self.seconds:
+            self.rec.note(f"time budget: stopping after {done} runs ({spent:.0f} s spent, budget {self.seconds:.0f} s per case)")
+            return False
+        return True
+
+
+def warm(db: Db, variants: list[Variant], queries: dict[str, str]):
+    """Bring base tables and stored results into DuckDB's buffer pool (after opening a copy)."""
+    for k, sql in queries.items():
+        recompute(db, sql, f"bench_rc_{k}")
+    for v in variants:
+        db.sql(f"SELECT count(*) FROM {v.view}").fetchall()
+
+
+def run_group(db: Db, rec: Recorder, case: dict, variants: list[Variant], queries: dict[str, str],
+              tolerant: dict[str, bool], apply_batch, runs: int, budget_s: float = 0):
+    """Apply `runs` batches; after each, time every refresh and recompute, then check every view."""
+    used = {v.query for v in variants}
+    queries = {k: s for k, s in queries.items() if k in used}
+    warm(db, variants, queries)
+    refreshes = {v.view: [] for v in variants}
+    recomputes = {k: [] for k in queries}
+    batch_rows = []
+    ops = [("refresh", v) for v in variants] + [("recompute", k) for k in queries]
+    rec.note(f"{case['workload']} {case['dataset']} [{case['source']}] {case['batch']}: "
+             f"{runs} runs of {', '.join(v.view for v in variants)}")
+    budget = Budget(budget_s, rec)
+    for run in range(runs):
+        if not budget.another(run):
+            break
+        batch_rows.append(apply_batch(run))
+        shift = run % len(ops)
+        for kind, x in ops[shift:] + ops[:shift]:
+            if kind == "refresh":
+                refreshes[x.view].append(refresh(db, x))
+            else:
+                recomputes[x].append(recompute(db, queries[x], f"bench_rc_{x}"))
+        for v in variants:
+            check(db, v.view, f"bench_rc_{v.query}", tolerant[v.query])
+    rows = median(batch_rows)
+    for v in variants:
+        r = record(case, v.view, v.label, refreshes[v.view], recomputes[v.query], None if rows is None else int(rows))
+        r["budget_cut"] = len(batch_rows) < runs
+        rec.add(r)
