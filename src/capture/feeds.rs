@@ -1,4 +1,5 @@
-//! Shared change state: one feed per base table and set of read columns, a cursor per view.
+//! Shared change state: one feed per base table, a cursor per view. A feed tracks the columns
+//! any of its views reads (widened when a view that reads more is created).
 //!
 //! A feed numbers its captured batches (`seq`). A view's cursor is the last batch it applied.
 //! A batch is written to the feed's change log (`openivm.log_<id>`) only when some other view
@@ -18,6 +19,7 @@ const FEED_FIND: &str = include_str!("../../sql/capture/feed_find.sql");
 const FEED_NEXT_ID: &str = include_str!("../../sql/capture/feed_next_id.sql");
 const FEED_INSERT: &str = include_str!("../../sql/capture/feed_insert.sql");
 const FEED_UPDATE: &str = include_str!("../../sql/capture/feed_update.sql");
+const FEED_SET_COLUMNS: &str = include_str!("../../sql/capture/feed_set_columns.sql");
 const FEED_DELETE: &str = include_str!("../../sql/capture/feed_delete.sql");
 const CURSOR_SET: &str = include_str!("../../sql/capture/cursor_set.sql");
 const CURSOR_ADVANCE: &str = include_str!("../../sql/capture/cursor_advance.sql");
@@ -143,8 +145,9 @@ pub fn of_view(db: &dyn Sql, catalog: &str, schema: &str, view: &str) -> Result<
     Ok(out)
 }
 
-/// The feed of `table` and `columns`, created (with its first state taken now) if no view
-/// reads them yet. The columns must be in table order.
+/// The feed of `table`, created (with its first state taken now, tracking `columns`) if no view
+/// reads the table yet. The columns must be in table order. An existing feed may track other
+/// columns: see `widen`.
 pub fn find_or_start(
     db: &dyn Sql,
     catalog: &str,
@@ -154,7 +157,7 @@ pub fn find_or_start(
     size_now: i64,
 ) -> Result<Feed> {
     let key = super::columns_key(columns);
-    let found = db.query_with(FEED_FIND, &[&table.catalog, &table.schema, &table.name, &key])?;
+    let found = db.query_with(FEED_FIND, &[&table.catalog, &table.schema, &table.name])?;
     if let Some(r) = found.first() {
         let mut f = Feed::from_row(catalog, r)?;
         f.consumers = cursors(db)?.iter().filter(|c| c.2 == f.id).count() as i64;
@@ -208,6 +211,34 @@ fn start_state(db: &dyn Sql, feed: &mut Feed) -> Result<()> {
     }
 }
 
+impl Feed {
+    /// Whether the feed tracks every one of `columns`.
+    pub fn covers(&self, columns: &[ColumnDef]) -> bool {
+        columns.iter().all(|c| self.columns.contains(c))
+    }
+}
+
+/// Makes a feed track `columns` as well (`table_columns`: all columns of the table, in order),
+/// once its last batch is recorded: the diff snapshot is rebuilt from the table as it is now,
+/// and the change log gains the columns (NULL in logged batches, which only views that do not
+/// read them still have to apply).
+pub fn widen(db: &dyn Sql, feed: &mut Feed, columns: &[ColumnDef], table_columns: &[ColumnDef]) -> Result<()> {
+    let added: Vec<ColumnDef> = columns.iter().filter(|c| !feed.columns.contains(c)).cloned().collect();
+    if added.is_empty() {
+        return Ok(());
+    }
+    feed.columns =
+        table_columns.iter().filter(|c| feed.columns.contains(c) || added.contains(c)).cloned().collect();
+    for c in &added {
+        db.execute(&render::add_column(&feed.log(), c))?;
+    }
+    if matches!(feed.kind, SourceKind::Diff) {
+        db.execute(&render::drop_table(&feed.snapshot()))?;
+        diff::start(db, feed)?;
+    }
+    db.execute_with(FEED_SET_COLUMNS, &[&super::columns_key(&feed.columns), &feed.id.to_string()])
+}
+
 /// Switches a feed to another source once its last batch is recorded: the table as it is now
 /// becomes the new source's first state (a declaration made or revoked since the last capture).
 pub fn switch_source(db: &dyn Sql, feed: &mut Feed, kind: &SourceKind) -> Result<()> {
@@ -239,27 +270,38 @@ pub fn rebuild(db: &dyn Sql, feed: &mut Feed, kind: &SourceKind, schema: &str, v
     db.execute_with(CURSORS_STALE, &[&feed.id.to_string(), schema, view])
 }
 
-/// The delta a view has not applied: logged batches after its cursor, then the fresh batch.
-/// Materialized as a temp table (`name`) unless it is exactly the fresh batch.
+/// The delta a view has not applied: logged batches after its cursor, then the fresh batch, on
+/// the columns the view reads (`columns`). It is exactly the fresh batch when the view is at the
+/// feed's head and reads all of its columns (the common case); otherwise the parts are netted on
+/// the view's columns, so that changes which cancel for this view (an insert deleted again, an
+/// update of a column it does not read) leave no delta and keep it insert-only where it is.
 pub fn view_delta(
     db: &dyn Sql,
     feed: &Feed,
     fresh: &Fresh,
+    columns: &[ColumnDef],
     name: &Qualified,
 ) -> Result<(Option<Qualified>, DeltaStats)> {
-    if feed.cursor >= feed.seq || feed.cursor < 0 {
+    let at_head = feed.cursor >= feed.seq || feed.cursor < 0;
+    if at_head && (feed.columns == columns || fresh.stats.rows == 0) {
         return Ok((fresh.delta.clone(), fresh.stats.clone()));
     }
-    let mut parts = vec![sql::log_after(&feed.log(), &feed.columns, feed.cursor)];
-    if let Some(d) = &fresh.delta {
-        parts.push(sql::delta_of(d, &feed.columns));
+    let mut parts = Vec::new();
+    if !at_head {
+        parts.push(sql::log_after(&feed.log(), columns, feed.cursor));
     }
-    db.execute(&render::create_temp_table_as(name, &sql::union_of(&parts)))?;
-    let (stats, _) = DeltaStats::from_row(db.query(&sql::delta_stats(name))?.first())?;
+    if let Some(d) = &fresh.delta {
+        parts.push(sql::delta_of(d, columns));
+    }
+    let net = Qualified::temp(format!("{}_net", name.name));
+    db.execute(&render::create_temp_table_as(&net, &sql::net_of_parts(&parts, columns)))?;
+    let (stats, _) = DeltaStats::from_row(db.query(&sql::net_stats(&net))?.first())?;
     if stats.rows == 0 {
-        db.execute(&render::drop_table(name))?;
+        db.execute(&render::drop_table(&net))?;
         return Ok((None, stats));
     }
+    db.execute(&render::create_temp_table_as(name, &sql::expand_delta(&net, columns)))?;
+    db.execute(&render::drop_table(&net))?;
     Ok((Some(name.clone()), stats))
 }
 

@@ -271,7 +271,8 @@ fn attach(db: &dyn Sql, q: &ViewQuery, at: &Qualified, catalog: &str) -> Result<
     let kinds = capture::declare::sources(db, &tables, &all_columns)?;
     let sizes: Vec<i64> = cache::table_states(db, &tables)?.iter().map(|s| s.2).collect();
     for (k, t) in tables.iter().enumerate() {
-        let mut feed = feeds::find_or_start(db, catalog, t, &q.table_columns(t), &kinds[k], sizes[k])?;
+        let columns = q.table_columns(t);
+        let mut feed = feeds::find_or_start(db, catalog, t, &columns, &kinds[k], sizes[k])?;
         let fresh = if feed.consumers > 0 && !capture::surely_unchanged(&feed, sizes[k]) {
             capture::capture(db, &feed, &format!("attach_{k}"), sizes[k])?
         } else {
@@ -279,6 +280,7 @@ fn attach(db: &dyn Sql, q: &ViewQuery, at: &Qualified, catalog: &str) -> Result<
         };
         feed.cursor = feed.seq;
         feeds::commit(db, &mut feed, &fresh, &at.schema, &at.name, false)?;
+        feeds::widen(db, &mut feed, &columns, &all_columns[k])?;
         if feed.kind != kinds[k] {
             feeds::switch_source(db, &mut feed, &kinds[k])?;
         }

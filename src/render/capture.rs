@@ -192,8 +192,9 @@ pub fn create_log(log: &Qualified, base: &TableId, cols: &[ColumnDef]) -> String
 
 /// Appends a captured delta to the change log as batch `seq`.
 pub fn append_log(log: &Qualified, delta: &Qualified, cols: &[ColumnDef], seq: i64) -> String {
+    // Columns named: a widened log has its later columns at the end.
     format!(
-        "INSERT INTO {} SELECT {c}{m}, CAST({seq} AS BIGINT) FROM {}",
+        "INSERT INTO {} ({c}{m}, {SEQ}) SELECT {c}{m}, CAST({seq} AS BIGINT) FROM {}",
         log.sql(),
         delta.sql(),
         c = plain_columns(cols),
@@ -209,6 +210,18 @@ pub fn log_after(log: &Qualified, cols: &[ColumnDef], cursor: i64) -> String {
 /// The columns of a delta (read columns and multiplicity) of a fresh capture.
 pub fn delta_of(fresh: &Qualified, cols: &[ColumnDef]) -> String {
     format!("SELECT {}{} FROM {}", plain_columns(cols), ident(MULTIPLICITY), fresh.sql())
+}
+
+/// The net change of several delta parts (logged batches, a fresh batch) on the columns one view
+/// reads: a row inserted and deleted again, or a change of a column the view does not read,
+/// cancels out. Same shape as `net_change` (expand it with `expand_delta`).
+pub fn net_of_parts(parts: &[String], cols: &[ColumnDef]) -> String {
+    format!(
+        "SELECT {}SUM({m}) AS openivm_n FROM ({}) AS openivm_parts GROUP BY ALL HAVING SUM({m}) <> 0",
+        with_comma(&snapshot_keys(cols, true)),
+        union_of(parts),
+        m = ident(MULTIPLICITY)
+    )
 }
 
 /// Rows and deleted rows of a delta.
