@@ -16,6 +16,11 @@ CREATE TABLE IF NOT EXISTS openivm_views (
     refresh_count BIGINT NOT NULL
 );
 
+-- The comment openivm put on the view it created (a token): CREATE OR REPLACE VIEW and DROP VIEW
+-- lose it, so a view replaced or dropped behind openivm's back is recognized. Added after the
+-- first release.
+ALTER TABLE openivm_views ADD COLUMN IF NOT EXISTS view_marker VARCHAR;
+
 -- Trusted constraints declared by users, for tables whose catalog carries no FOREIGN KEY.
 -- Both endpoints are stored fully qualified together with the incarnation token each table
 -- had when the declaration was made (see docs/fk-aware-pruning.md, "Declaration lifetime").

@@ -767,6 +767,10 @@ pub fn find_generation(catalog: &str) -> String {
     )
 }
 
+pub fn comment_on_view(v: &Qualified, comment: &str) -> String {
+    format!("COMMENT ON VIEW {} IS {}", v.sql(), literal(comment))
+}
+
 pub fn comment_on_column(t: &TableId, column: &str, comment: &str) -> String {
     format!("COMMENT ON COLUMN {}.{} IS {}", table(t), ident(column), literal(comment))
 }

@@ -27,6 +27,8 @@ pub use cache::Cache;
 const METADATA: &str = include_str!("../../sql/metadata.sql");
 const VIEW_INSERT: &str = include_str!("../../sql/views/insert.sql");
 const VIEW_FIND: &str = include_str!("../../sql/views/find.sql");
+const VIEW_COMMENT: &str = include_str!("../../sql/views/view_comment.sql");
+const NEW_TOKEN: &str = include_str!("../../sql/facts/new_token.sql");
 const VIEW_DELETE: &str = include_str!("../../sql/views/delete.sql");
 const SCHEMA_EXISTS: &str = include_str!("../../sql/catalog/schema_exists.sql");
 const PARSE_TREE: &str = include_str!("../../sql/catalog/parse_tree.sql");
@@ -86,6 +88,40 @@ pub struct ViewRecord {
     pub query: String,
     pub data: Qualified,
     pub signature: String,
+    /// The comment openivm put on the view it created (None for views made before it did).
+    pub marker: Option<String>,
+}
+
+/// What stands under a maintained view's name now.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Standing {
+    Ours,
+    Replaced,
+    Gone,
+}
+
+/// Whether the DuckDB view under the name is still the one openivm created.
+pub fn standing(db: &dyn Sql, v: &ViewRecord) -> Result<Standing> {
+    let rows = db.query_with(VIEW_COMMENT, &[&v.at.catalog, &v.at.schema, &v.at.name])?;
+    Ok(match (rows.first().and_then(|r| r.first().cloned().flatten()), &v.marker) {
+        (None, _) => Standing::Gone,
+        (Some(now), Some(ours)) if &now != ours => Standing::Replaced,
+        _ => Standing::Ours,
+    })
+}
+
+/// Fails when the view was replaced or dropped behind openivm's back.
+pub fn check_standing(db: &dyn Sql, v: &ViewRecord) -> Result<()> {
+    let what = match standing(db, v)? {
+        Standing::Ours => return Ok(()),
+        Standing::Replaced => "was replaced by another definition (CREATE OR REPLACE VIEW)",
+        Standing::Gone => "was dropped (DROP VIEW)",
+    };
+    Err(Error::InvalidArgument(format!(
+        "the view '{}' {what} behind openivm's back, so openivm no longer maintains it; \
+         CALL openivm_drop('{}') removes openivm's state for it (and leaves any view of yours alone)",
+        v.at.name, v.at.name
+    )))
 }
 
 fn find_view(db: &dyn Sql, defaults: &(String, String), arg: &str) -> Result<ViewRecord> {
@@ -98,7 +134,13 @@ fn find_view(db: &dyn Sql, defaults: &(String, String), arg: &str) -> Result<Vie
         return Err(Error::UnknownView(arg.to_string()));
     };
     let at = Qualified { catalog: text(&r[1]), schema: text(&r[2]), name: text(&r[0]) };
-    Ok(ViewRecord { data: at.sibling(text(&r[4])), query: text(&r[3]), signature: text(&r[5]), at })
+    Ok(ViewRecord {
+        data: at.sibling(text(&r[4])),
+        query: text(&r[3]),
+        signature: text(&r[5]),
+        marker: r.get(6).cloned().flatten(),
+        at,
+    })
 }
 
 /// Parses and binds a view query against the current catalog; DuckDB's own binder then checks
@@ -233,11 +275,13 @@ pub fn create(db: &dyn Sql, cache: &mut Cache, name: &str, query: &str) -> Resul
             .collect();
         let view_sql = render::visible_view(&q, &data, &outputs, &sum_kinds);
         db.execute(&render::create_view(&at, &view_sql))?;
+        let marker = format!("maintained by openivm ({})", text(&db.scalar(NEW_TOKEN, &[])?));
+        db.execute(&render::comment_on_view(&at, &marker))?;
         let leaves = serde_json::to_string(&q.leaves.iter().map(|l| (&l.alias, &l.table)).collect::<Vec<_>>())
             .map_err(|e| Error::Internal(e.to_string()))?;
         db.execute_with(
             VIEW_INSERT,
-            &[&at.name, &at.catalog, &at.schema, query, &leaves, q.kind(), &data.name, &signature(&q)],
+            &[&at.name, &at.catalog, &at.schema, query, &leaves, q.kind(), &data.name, &signature(&q), &marker],
         )?;
         let rows = int(&db.scalar(&render::count_rows(&at), &[])?);
         let total_ms = started.elapsed().as_secs_f64() * 1000.0;
@@ -307,7 +351,10 @@ pub fn drop_view(db: &dyn Sql, cache: &mut Cache, name: &str) -> Result<String> 
     let dropped = in_transaction(db, || {
         let view = find_view(db, &defaults, name)?;
         let at = &view.at;
-        db.execute(&render::drop_view(at))?;
+        // Never drop what is not ours: a view replaced behind openivm's back stays.
+        if standing(db, &view)? == Standing::Ours {
+            db.execute(&render::drop_view(at))?;
+        }
         db.execute(&render::drop_table(&view.data))?;
         if crate::catalog::main_table_exists(db, "openivm_views")? {
             feeds::detach_view(db, &at.catalog, &at.schema, &at.name)?;

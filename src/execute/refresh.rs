@@ -410,6 +410,7 @@ fn finish(db: &dyn Sql, mut p: Prepared, started: Instant) -> Result<(Prepared, 
         let counts = plan::count_terms(&p.plan);
         return Ok((p, counts, started.elapsed().as_secs_f64() * 1000.0));
     }
+    super::check_standing(db, &p.c.view)?;
     let apply_started = Instant::now();
     match p.mode {
         Mode::Incremental => p.apply_terms(db)?,
