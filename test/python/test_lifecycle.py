@@ -155,9 +155,16 @@ class InterruptTest(unittest.TestCase):
             con.execute("CALL openivm_create('v', ?)", [QUERY])
             con.execute("UPDATE t SET v = v + 1 WHERE k % 2 = 0")
             con.close()
+            # The closed database is released by the extension's watchdog within about 100 ms
+            # (longer on a loaded machine): the child retries its connect until then.
             script = (
-                "import duckdb\n"
-                f"c = duckdb.connect({path!r}, config={{'allow_unsigned_extensions': True}})\n"
+                "import duckdb, time\n"
+                "for attempt in range(200):\n"
+                "    try:\n"
+                f"        c = duckdb.connect({path!r}, config={{'allow_unsigned_extensions': True}})\n"
+                "        break\n"
+                "    except duckdb.IOException:\n"
+                "        time.sleep(0.05)\n"
                 f"c.execute(\"LOAD '{EXTENSION}'\")\n"
                 "print('refreshing', flush=True)\n"
                 "c.execute(\"CALL refresh('v')\")\n"
