@@ -79,9 +79,9 @@ pub trait Cells {
 
     /// The integer in cell `i`, which must not be NULL.
     fn int(&self, i: usize) -> Result<i64> {
-        let s = self.opt_text(i)?.ok_or_else(|| {
-            Error::Internal(format!("result column {i} is NULL where an integer was expected"))
-        })?;
+        let s = self
+            .opt_text(i)?
+            .ok_or_else(|| Error::Internal(format!("result column {i} is NULL where an integer was expected")))?;
         parse_int(s, i)
     }
 
@@ -95,7 +95,9 @@ pub trait Cells {
         match self.opt_text(i)? {
             Some("true") => Ok(true),
             Some("false") => Ok(false),
-            Some(other) => Err(Error::Internal(format!("result column {i} holds '{other}' where a boolean was expected"))),
+            Some(other) => {
+                Err(Error::Internal(format!("result column {i} holds '{other}' where a boolean was expected")))
+            }
             None => Err(Error::Internal(format!("result column {i} is NULL where a boolean was expected"))),
         }
     }
@@ -110,14 +112,18 @@ pub trait Cells {
 }
 
 fn parse_int(s: &str, i: usize) -> Result<i64> {
-    s.trim().parse().map_err(|_| Error::Internal(format!("result column {i} holds '{s}' where an integer was expected")))
+    s.trim()
+        .parse()
+        .map_err(|_| Error::Internal(format!("result column {i} holds '{s}' where an integer was expected")))
 }
 
 impl Cells for [Option<String>] {
     fn opt_text(&self, i: usize) -> Result<Option<&str>> {
         match self.get(i) {
             Some(cell) => Ok(cell.as_deref()),
-            None => Err(Error::Internal(format!("expected at least {} result columns, the row has {}", i + 1, self.len()))),
+            None => {
+                Err(Error::Internal(format!("expected at least {} result columns, the row has {}", i + 1, self.len())))
+            }
         }
     }
 }

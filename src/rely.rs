@@ -234,16 +234,7 @@ pub fn declare(db: &dyn Sql, child: &str, child_cols: &str, parent: &str, parent
     let publish = |tokens: &[String]| -> Result<()> {
         ensure_metadata(db)?;
         let (ccj, pcj) = (to_json(&cc)?, to_json(&pc)?);
-        let key = [
-            child_id.catalog.as_str(),
-            &child_id.schema,
-            &child_id.name,
-            &ccj,
-            &parent_id.catalog,
-            &parent_id.schema,
-            &parent_id.name,
-            &pcj,
-        ];
+        let key = declaration_key(&child_id, &ccj, &parent_id, &pcj);
         db.execute_with(DELETE, &key)?;
         let [child_token, parent_token] = tokens else {
             return Err(Error::Internal(format!("expected two incarnation tokens, got {}", tokens.len())));
@@ -273,6 +264,16 @@ pub fn declare(db: &dyn Sql, child: &str, child_cols: &str, parent: &str, parent
     })
 }
 
+/// The columns that identify a declaration in `openivm_constraints_cache`, as query parameters.
+fn declaration_key<'a>(
+    child: &'a TableId,
+    child_cols: &'a str,
+    parent: &'a TableId,
+    parent_cols: &'a str,
+) -> [&'a str; 8] {
+    [&child.catalog, &child.schema, &child.name, child_cols, &parent.catalog, &parent.schema, &parent.name, parent_cols]
+}
+
 /// `openivm_revoke_rely_fk`: removes a declaration; whether there was one.
 pub fn revoke(
     db: &dyn Sql,
@@ -285,21 +286,9 @@ pub fn revoke(
     let (parent_id, parent_all) = resolve_table(db, parent)?;
     let cc = match_columns(&child_id, &child_all, &parse_columns(child_cols)?)?;
     let pc = match_columns(&parent_id, &parent_all, &parse_columns(parent_cols)?)?;
-    let (ccj, pcj) = (
-        serde_json::to_string(&cc).map_err(|e| Error::Internal(e.to_string()))?,
-        serde_json::to_string(&pc).map_err(|e| Error::Internal(e.to_string()))?,
-    );
+    let (ccj, pcj) = (to_json(&cc)?, to_json(&pc)?);
     let gone = if crate::catalog::main_table_exists(db, "openivm_constraints_cache")? {
-        let key = [
-            child_id.catalog.as_str(),
-            &child_id.schema,
-            &child_id.name,
-            &ccj,
-            &parent_id.catalog,
-            &parent_id.schema,
-            &parent_id.name,
-            &pcj,
-        ];
+        let key = declaration_key(&child_id, &ccj, &parent_id, &pcj);
         !in_transaction(db, || db.query_with(REVOKE, &key))?.is_empty()
     } else {
         false

@@ -227,8 +227,7 @@ pub fn widen(db: &dyn Sql, feed: &mut Feed, columns: &[ColumnDef], table_columns
     if added.is_empty() {
         return Ok(());
     }
-    feed.columns =
-        table_columns.iter().filter(|c| feed.columns.contains(c) || added.contains(c)).cloned().collect();
+    feed.columns = table_columns.iter().filter(|c| feed.columns.contains(c) || added.contains(c)).cloned().collect();
     for c in &added {
         db.execute(&render::add_column(&feed.log(), c))?;
     }
@@ -242,27 +241,26 @@ pub fn widen(db: &dyn Sql, feed: &mut Feed, columns: &[ColumnDef], table_columns
 /// Switches a feed to another source once its last batch is recorded: the table as it is now
 /// becomes the new source's first state (a declaration made or revoked since the last capture).
 pub fn switch_source(db: &dyn Sql, feed: &mut Feed, kind: &SourceKind) -> Result<()> {
+    restart(db, feed, kind)?;
+    feed.save(db)
+}
+
+/// Drops the feed's source state and takes `kind`'s first state from the table as it is now.
+fn restart(db: &dyn Sql, feed: &mut Feed, kind: &SourceKind) -> Result<()> {
     if matches!(feed.kind, SourceKind::Diff) {
         db.execute(&render::drop_table(&feed.snapshot()))?;
     }
     feed.kind = kind.clone();
     feed.watermark = None;
     feed.row_count = 0;
-    start_state(db, feed)?;
-    feed.save(db)
+    start_state(db, feed)
 }
 
 /// Rebuilds a feed from the table as it is now, under `kind`, when its batches cannot be
 /// captured (a broken append-only promise, repaired by a full refresh). Its log is emptied, and
 /// every other view of the feed is marked to recompute at its next refresh (cursor -1).
 pub fn rebuild(db: &dyn Sql, feed: &mut Feed, kind: &SourceKind, schema: &str, view: &str) -> Result<()> {
-    if matches!(feed.kind, SourceKind::Diff) {
-        db.execute(&render::drop_table(&feed.snapshot()))?;
-    }
-    feed.kind = kind.clone();
-    feed.watermark = None;
-    feed.row_count = 0;
-    start_state(db, feed)?;
+    restart(db, feed, kind)?;
     feed.seq += 1;
     db.execute(&render::delete_all(&feed.log()))?;
     feed.log_rows = 0;

@@ -131,8 +131,7 @@ fn first_transaction(db: &dyn Sql, cache: &mut Cache, name: &str, opts: &Options
         } else {
             capture::capture(db, &feed, &format!("fresh_{k}"), size)?
         };
-        let (delta, stats) =
-            feeds::view_delta(db, &feed, &fresh, &c.read_columns[k], &capture::temp_name("delta", k))?;
+        let (delta, stats) = feeds::view_delta(db, &feed, &fresh, &c.read_columns[k], &capture::temp_name("delta", k))?;
         let bounded = capture::bounded_state(&feed, &fresh);
         inputs.push(Some(Input { feed, fresh, delta, stats, bounded, switch_to: None }));
     }
@@ -219,8 +218,7 @@ fn second_transaction(db: &dyn Sql, go: Go, capture_started: Instant, round: &mu
                 Err(e) => return Err(e),
             }
         };
-        let (delta, stats) =
-            feeds::view_delta(db, &feed, &fresh, &c.read_columns[k], &capture::temp_name("delta", k))?;
+        let (delta, stats) = feeds::view_delta(db, &feed, &fresh, &c.read_columns[k], &capture::temp_name("delta", k))?;
         inputs.push(Input { feed, fresh, delta, stats, bounded: None, switch_to });
     }
     let capture_ms = capture_started.elapsed().as_secs_f64() * 1000.0;

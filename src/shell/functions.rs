@@ -2,9 +2,9 @@
 //! executor and from its result to rows.
 
 use crate::capture::declare;
+use crate::catalog::table_name;
 use crate::error::{Error, Result};
 use crate::execute::{self, mode::Requested, refresh};
-use crate::catalog::table_name;
 use crate::shell::instance::Instance;
 use crate::shell::table_function::{Args, Call, ColumnType as T, Rows, Spec, Value};
 use crate::{lookup, rely, settings};

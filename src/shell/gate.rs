@@ -89,9 +89,13 @@ pub fn tx_effect(sql: &str) -> TxEffect {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Holder {
     Free,
-    Busy { thread: u64 },
+    Busy {
+        thread: u64,
+    },
     /// A call's work is done, its transaction open, its commit deferred (see `Parked`).
-    Parked { ticket: u64 },
+    Parked {
+        ticket: u64,
+    },
 }
 
 /// How the commit of a parked call ended, when another call committed it (set once, waited for).
@@ -519,7 +523,8 @@ pub mod tests {
 
     #[test]
     fn another_thread_waits_for_the_holder() {
-        let g = Arc::new(Gate::new(Fake { sleep_on: Some(("SLOW", Duration::from_millis(200))), ..Fake::default() }, LONG));
+        let g =
+            Arc::new(Gate::new(Fake { sleep_on: Some(("SLOW", Duration::from_millis(200))), ..Fake::default() }, LONG));
         let g2 = g.clone();
         let t = thread::spawn(move || with_lease(&g2, |db| db.execute("SLOW")));
         thread::sleep(Duration::from_millis(50));

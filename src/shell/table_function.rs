@@ -19,8 +19,8 @@ use std::sync::{Arc, Mutex};
 
 use libduckdb_sys as ffi;
 
-use crate::error::{Error, Result};
 use crate::db::Sql;
+use crate::error::{Error, Result};
 use crate::shell::ffi::Connection;
 use crate::shell::gate::Parked;
 use crate::shell::instance::Instance;
@@ -329,9 +329,9 @@ unsafe extern "C" fn produce(info: ffi::duckdb_function_info, output: ffi::duckd
         for (col, (_, ty)) in reg.spec.columns.iter().enumerate() {
             let vector = ffi::duckdb_data_chunk_get_vector(output, col as u64);
             for (out_row, row) in data.rows[*next..end].iter().enumerate() {
-                let value = row.get(col).ok_or_else(|| {
-                    Error::Internal(format!("{}: a result row has no column {col}", reg.spec.name))
-                })?;
+                let value = row
+                    .get(col)
+                    .ok_or_else(|| Error::Internal(format!("{}: a result row has no column {col}", reg.spec.name)))?;
                 write_value(vector, *ty, out_row, value)?;
             }
         }
