@@ -318,7 +318,16 @@ fn attach(db: &dyn Sql, q: &ViewQuery, at: &Qualified, catalog: &str) -> Result<
         let columns = q.table_columns(t);
         let mut feed = feeds::find_or_start(db, catalog, t, &columns, &kinds[k], sizes[k])?;
         let fresh = if feed.consumers > 0 && !capture::surely_unchanged(&feed, sizes[k]) {
-            capture::capture(db, &feed, &format!("attach_{k}"), sizes[k])?
+            match capture::capture(db, &feed, &format!("attach_{k}"), sizes[k]) {
+                Ok(fresh) => fresh,
+                // The attaching view is computed in full anyway: a broken promise restarts the
+                // feed from the table as it is, and its other views recompute once.
+                Err(Error::BrokenPromise(_)) => {
+                    feeds::rebuild(db, &mut feed, &kinds[k], &at.schema, &at.name)?;
+                    capture::unchanged(&feed)
+                }
+                Err(e) => return Err(e),
+            }
         } else {
             capture::unchanged(&feed)
         };

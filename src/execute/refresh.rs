@@ -22,6 +22,7 @@ use crate::facts::{self, ProvenRelation};
 use crate::plan::{self, Term, TermCounts, TermStatus};
 use crate::render::{self, Qualified, Source};
 
+const READ_ONLY: &str = include_str!("../../sql/views/read_only.sql");
 const VIEW_MARK_REFRESHED: &str = include_str!("../../sql/views/mark_refreshed.sql");
 
 /// Above this many run terms, a refresh evaluates them all in one combined join (see
@@ -207,9 +208,10 @@ fn second_transaction(db: &dyn Sql, go: Go, capture_started: Instant, round: &mu
         } else {
             match capture::capture(db, &feed, &format!("fresh_{k}"), sizes[k]) {
                 Ok(fresh) => fresh,
-                // A full refresh repairs a broken promise: the feed restarts from the table as
-                // it is, and the feed's other views recompute at their next refresh.
-                Err(Error::BrokenPromise(why)) if requested == Requested::Full => {
+                // A full refresh repairs a broken promise, and a revoked declaration is no
+                // promise any more: the feed restarts from the table as it is, this view is
+                // recomputed, and the feed's other views recompute at their next refresh.
+                Err(Error::BrokenPromise(why)) if requested == Requested::Full || switch_to.is_some() => {
                     feeds::rebuild(db, &mut feed, &c.sources[k], &at.schema, &at.name)?;
                     rebuilt.push(why);
                     switch_to = None;
@@ -238,7 +240,7 @@ fn second_transaction(db: &dyn Sql, go: Go, capture_started: Instant, round: &mu
     let (mode, reason) = if stale {
         (Mode::Full, "the change state of a table was rebuilt by a full refresh of another view; recomputed".into())
     } else if !rebuilt.is_empty() {
-        (Mode::Full, format!("mode := 'full' was requested; change capture restarted: {}", rebuilt.join("; ")))
+        (Mode::Full, format!("recomputed, and change capture restarted: {}", rebuilt.join("; ")))
     } else {
         mode::choose(requested, &run_masks, &leaf_rows, &leaf_table_rows)
     };
@@ -408,13 +410,22 @@ fn finish(db: &dyn Sql, mut p: Prepared, started: Instant) -> Result<(Prepared, 
         let counts = plan::count_terms(&p.plan);
         return Ok((p, counts, started.elapsed().as_secs_f64() * 1000.0));
     }
+    let at = p.c.view.at.clone();
+    if db.scalar(READ_ONLY, &[&at.catalog])?.as_deref() == Some("true") {
+        return Err(Error::InvalidArgument(format!(
+            "the database '{}' is attached read-only, and refreshing '{}' has {} delta rows to apply; open it \
+             read-write to refresh (a refresh with nothing to do works read-only)",
+            at.catalog,
+            at.name,
+            p.delta_rows()
+        )));
+    }
     super::check_standing(db, &p.c.view)?;
     let apply_started = Instant::now();
     match p.mode {
         Mode::Incremental => p.apply_terms(db)?,
         Mode::Full => p.recompute(db)?,
     }
-    let at = p.c.view.at.clone();
     if p.detach {
         feeds::detach_view(db, &at.catalog, &at.schema, &at.name)?;
     } else if p.reattach {
@@ -590,6 +601,19 @@ pub fn explain(db: &dyn Sql, cache: &mut Cache, name: &str, opts: Options) -> Re
     db.execute("BEGIN TRANSACTION")?;
     let prepared = second_transaction(db, go, started, &mut HashSet::new());
     let outcome = prepared.map(|p| {
+        if p.plan.is_empty() {
+            // Recomputed without capturing (a view that does not track its tables): one row.
+            return vec![ExplainRow {
+                mask: 0,
+                delta_leaves: String::new(),
+                sign: 1,
+                status: TermStatus::Run,
+                reason: "recompute of the whole view".into(),
+                sql: p.full_sql(),
+                mode: p.mode,
+                mode_reason: p.reason.clone(),
+            }];
+        }
         p.plan
             .iter()
             .map(|&(t, s)| ExplainRow {
