@@ -1247,7 +1247,7 @@ class Runner:
             copies = [Copy(name, True, "random" if self.mode_mix else None)]
             if self.schema.fk_mode:
                 copies.append(Copy(name + "_nofk", False))
-            if self.mode_mix and r.random() < 0.35:
+            if self.mode_mix and r.random() < 0.25:
                 twin = r.choice(["full", "incremental"])
                 copies.append(Copy(name + ("_full" if twin == "full" else "_inc"), True, twin))
             for cp in copies:
@@ -1901,7 +1901,7 @@ class Runner:
                 self.drop_view(v)
                 views.remove(v)
                 nv = None
-            elif x < 0.11 and len(views) < 4:
+            elif x < 0.09 and len(views) < 3:
                 nv = self.create_view(f"v{next_view}")
                 next_view += 1
             else:
