@@ -9,10 +9,34 @@ in both directions of EXCEPT ALL. In scenarios with foreign keys every view exis
 refreshed normally and once always refreshed with `fk_pruning := false`; both must equal the
 recompute, which checks that foreign-key pruning is sound.
 
+Scenarios also come in flavours, mixed at random:
+- append-only (35%): some or all tables are declared with openivm_declare_append_only, on the
+  rowid, on the single integer primary key, or with `key :=` on a `seq` column the generator
+  numbers in commit order (a few declarations are made between batches, after the views exist).
+  Declared tables get only inserts; the others any DML, so both change sources run side by side.
+  Now and then the promise is broken: a DELETE of rows every view over the table has seen (then
+  new rows, so that the capture runs), or an insert with a key below the watermark. Each view
+  still reading a feed of that table from before the break must fail its next refresh with
+  "was declared append-only" (a view whose feed another view's full refresh rebuilt recomputes
+  instead, and one that auto detached may fail when asked to attach again); mode := 'full' must
+  then succeed and equal the recompute. Sometimes the declaration is then revoked, every view
+  over the table refreshed, and the table gets any DML from then on.
+- modes (35%): each refresh of a view takes a random mode (default, auto, incremental, full),
+  and some views have a twin always refreshed with mode := 'full' or 'incremental'.
+- lazy (40%): each view copy is refreshed with some probability per batch (some rarely:
+  cursors into the shared feeds lag for several batches).
+In every scenario the copies are refreshed in a random order, now and then all at once with
+openivm_refresh_all() (with a random mode), views are created (over tables other views already
+read), dropped and replaced between batches, and a view just found equal to its recompute is
+sometimes checked with openivm_verify (which must report ok). Full refreshes must report no run
+term, mode := 'full' must report mode full.
+
 Deterministic for a given seed: every decision comes from one random.Random(seed), and the
-generator only reads the database with ORDER BY. On a failure the full scenario (DDL, data,
-view definitions, every batch and every refresh so far) is printed as a SQL script that replays
-it in the DuckDB CLI.
+generator only reads the database with ORDER BY. (Which mode auto chooses depends on measured
+times, so the mode counts in the summary vary; no decision of the generator depends on them.)
+On a failure the full scenario (DDL, declarations, data, view definitions, every batch and every
+refresh, refresh_all, verify, revoke so far, with the expected failures marked) is printed as a
+SQL script that replays it in the DuckDB CLI.
 
 Usage: differential.py --extension PATH [--seed N] [--batches N] [--views-per-schema K]
                        [--rely | --no-rely] [--stop-on-failure | --continue-on-failure]
@@ -71,7 +95,8 @@ LIKE_PATTERNS = ["a%", "%b", "_", "%", "B%", "it%", "%'%"]
 class Col:
     name: str
     type: str  # INTEGER, BIGINT, DECIMAL(10,2), VARCHAR
-    role: str  # pk (part of the primary key), fk (part of a foreign key), jkey, grp, int, big, dec
+    role: str  # pk (part of the primary key), fk (part of a foreign key), jkey, grp, int, big, dec,
+    # seq (an ever-increasing BIGINT the generator numbers, the key of an append-only declaration)
     null_rate: float = 0.1
 
 
@@ -96,6 +121,22 @@ class Table:
     max_rows: int = 60
     next_id: int = 1
     deleted_keys: List[tuple] = field(default_factory=list)
+    # Append-only declaration: None (diff source), 'rowid', or the declared key column (the
+    # single integer primary key, or a 'seq' column). Declared tables get only inserts.
+    ao: Optional[str] = None
+    ao_plan: Optional[str] = None  # the declaration chosen for the scenario (made at its batch)
+    ao_since: int = 0  # the batch after which the declaration was made
+    next_seq: int = 1
+    low_key: int = 0  # a broken promise: the next key below every key of the table
+
+    @property
+    def ao_key(self) -> bool:
+        return self.ao is not None and self.ao != "rowid"
+
+    @property
+    def bare(self) -> str:
+        """The name as openivm.feeds stores it (without the double quotes)."""
+        return self.name.strip('"')
 
     def col(self, name: str) -> Col:
         return next(c for c in self.cols if c.name == name)
@@ -407,7 +448,7 @@ class DataGen:
     def new_key(self, t: Table, taken: set) -> tuple:
         """A key not in the table (nor in `taken`): sometimes one that was deleted before."""
         existing = set(self.key_tuples(t.name, t.pk)) | taken
-        if t.deleted_keys and self.rng.random() < 0.3:
+        if t.deleted_keys and not t.ao_key and self.rng.random() < 0.3:
             cand = [k for k in t.deleted_keys if k not in existing]
             if cand:
                 k = self.rng.choice(cand)
@@ -442,18 +483,23 @@ class DataGen:
             vals.update(zip(t.pk, key))
         for fk in self.s.fks_of(t.name):
             vals.update(zip(fk.ccols, self.fk_value(fk)))
+        for c in t.cols:
+            if c.role == "seq":
+                vals[c.name] = t.next_seq
+                t.next_seq += 1
         return [vals[c.name] if c.name in vals else self.value(c) for c in t.cols]
 
     # --- statements
     def insert(self, t: Table, n: int) -> List[str]:
         r = self.rng
         cols = ", ".join(c.name for c in t.cols)
-        if not t.pk and r.random() < 0.25:
+        copies_ok = not (t.ao_key and not t.pk)  # a copy would repeat the declared key
+        if copies_ok and not t.pk and r.random() < 0.25:
             existing = self.rows(t.name)
             if existing:  # duplicates of existing rows
                 rows = [r.choice(existing) for _ in range(n)]
                 return [f"INSERT INTO {t.name} ({cols}) VALUES " + ", ".join("(" + ", ".join(lit(v) for v in row) + ")" for row in rows)]
-        if not t.pk and r.random() < 0.1:
+        if copies_ok and not t.pk and r.random() < 0.1:
             c = r.choice([c for c in t.cols if c.role in ("jkey", "grp")])
             v = self.value(c)
             cond = f"{c.name} IS NULL" if v is None else f"{c.name} = {lit(v)}"
@@ -534,7 +580,7 @@ class DataGen:
             sets = ", ".join(f"{c} = {lit(v)}" for c, v in zip(t.pk, nk))
             return [f"UPDATE {t.name} SET {sets} WHERE {key_pred(t.pk, [k])}"]
         # units: a foreign key (all its columns together) or one plain column
-        units: List = list(self.s.fks_of(t.name)) + [c for c in t.cols if c.role not in ("pk", "fk")]
+        units: List = list(self.s.fks_of(t.name)) + [c for c in t.cols if c.role not in ("pk", "fk", "seq")]
         sets = []
         for u in r.sample(units, r.randint(1, min(2, len(units)))):
             if isinstance(u, FK):
@@ -566,7 +612,7 @@ class DataGen:
         conds = " AND ".join(f"{c.name} IS NULL" if v is None else f"{c.name} = {lit(v)}" for c, v in zip(t.cols, row))
         if r.random() < 0.4:
             i = r.randrange(len(t.cols))
-            if t.cols[i].role not in ("pk", "fk"):
+            if t.cols[i].role not in ("pk", "fk", "seq"):
                 row[i] = self.value(t.cols[i])
         cols = ", ".join(c.name for c in t.cols)
         # deletes every copy of the row, inserts one back
@@ -590,6 +636,16 @@ class DataGen:
         if op == "upd":
             return self.update(t)
         return self.reinsert(t)
+
+    def op(self, t: Table) -> List[str]:
+        """random_op, except that a table declared append-only only gets inserts (and stops
+        growing at three times its usual size)."""
+        if t.ao is None:
+            return self.random_op(t)
+        n = self.rng.randint(1, 6)
+        if self.count(t.name) > 3 * t.max_rows:
+            return []
+        return self.insert(t, n)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -682,6 +738,7 @@ class ViewGen:
                     extra.append((max(a, b), e.render(leaves[a].alias, leaves[b].alias, r)))
                     break
         self.n_leaves = len(leaves)
+        self.leaf_tables = frozenset(lf.table.name for lf in leaves)
         return leaves, rendered, extra
 
     def from_clause(self, leaves, rendered, extra) -> Tuple[str, List[str]]:
@@ -928,7 +985,7 @@ class ViewGen:
         x = r.random()
         if x < 0.55:
             return e
-        if c.role in ("int", "jkey", "fk", "pk"):
+        if c.role in ("int", "jkey", "fk", "pk", "seq"):
             others = self.cols(leaves, ("int", "jkey"))
             e2 = r.choice(others)[0] if others else "1"
             return r.choice([f"{e} + {e2}", f"{e} * 2", f"CASE WHEN {e} > 3 THEN 'x' ELSE 'y' END", f"abs({e})", f"CAST({e} AS VARCHAR)"])
@@ -1019,12 +1076,26 @@ class Failure(Exception):
 
 
 @dataclass
+class Copy:
+    """One maintained view of a ViewDef's query."""
+
+    name: str
+    pruning: bool  # False: always refreshed with fk_pruning := false
+    policy: Optional[str] = None  # the mode: None (refresh's default), 'random' (a random mode per
+    #                               refresh), 'full' or 'incremental' (always that mode)
+    lag: float = 0.35  # in lazy scenarios: the probability that a batch refreshes it
+    synced: int = 0  # the batch of its last successful refresh (or of its creation)
+    had_full: bool = False  # a full refresh was asked for: auto may have stopped tracking changes
+
+
+@dataclass
 class ViewDef:
     name: str
     sql: str
     has_float: bool
     n_leaves: int
-    copies: List[Tuple[str, bool]]  # (name, fk_pruning)
+    copies: List[Copy]
+    tables: frozenset = frozenset()  # the tables the query reads
 
 
 class Runner:
@@ -1046,6 +1117,18 @@ class Runner:
         self.in_tx = False
         self.refresh_ms = 0.0
         self.big_refreshes = 0  # refreshes that ran more than 15 terms
+        self.modes_seen: Dict[str, int] = {}  # the modes refreshes reported
+        self.flavours_seen: Dict[str, int] = {}
+        self.refresh_alls = 0
+        self.verifies = 0
+        self.declared = 0  # append-only declarations
+        self.breaks = 0  # broken promises
+        self.broken_seen = 0  # refreshes that failed on a broken promise, as they must
+        self.revokes = 0
+        self.breaks_unread = 0
+        self.mode_mix = False
+        self.lazy = False
+        self.broken = None
         self.loaded = self.private_copy()
 
     # --- logging of the replay script
@@ -1104,9 +1187,9 @@ class Runner:
         out += self.script
         if view is not None:
             out.append("-- the comparison (both must be empty):")
-            for (copy, _) in view.copies:
-                out.append(f"FROM {copy} EXCEPT ALL ({view.sql});")
-                out.append(f"({view.sql}) EXCEPT ALL FROM {copy};")
+            for cp in view.copies:
+                out.append(f"FROM {cp.name} EXCEPT ALL ({view.sql});")
+                out.append(f"({view.sql}) EXCEPT ALL FROM {cp.name};")
         out.append("=" * 100)
         text = "\n".join(out)
         print(text, flush=True)
@@ -1156,14 +1239,25 @@ class Runner:
             return False
 
     def create_view(self, name: str):
+        r = self.rng
         for _ in range(20):
             sql, has_float = self.vg.view()
-            copies = [(name, True)]
+            # Mode scenarios: the view takes a random mode per refresh, and sometimes has a twin
+            # always refreshed in one mode; all must equal the recompute (and share their feeds).
+            copies = [Copy(name, True, "random" if self.mode_mix else None)]
             if self.schema.fk_mode:
-                copies.append((name + "_nofk", False))
-            v = ViewDef(name, sql, has_float, self.vg.n_leaves, copies)
+                copies.append(Copy(name + "_nofk", False))
+            if self.mode_mix and r.random() < 0.25:
+                twin = r.choice(["full", "incremental"])
+                copies.append(Copy(name + ("_full" if twin == "full" else "_inc"), True, twin))
+            for cp in copies:
+                cp.synced = self.batch_no
+                if self.lazy and r.random() < 0.25:
+                    cp.lag = 0.12  # a laggard: its cursors stay behind for several batches
+            v = ViewDef(name, sql, has_float, self.vg.n_leaves, copies, self.vg.leaf_tables)
             ok = True
-            for (cn, _) in copies:
+            for cp in copies:
+                cn = cp.name
                 stmt = f"CALL openivm_create({quote_str(cn)}, {quote_str(sql)})"
                 try:
                     self.con.execute(stmt).fetchall()
@@ -1262,46 +1356,193 @@ class Runner:
                             self.noise_max = (rel, x, y)
         return True
 
+    # --- refreshes
+
     def refresh_and_check(self, v: ViewDef):
-        for (copy, pruning) in v.copies:
-            stmt = f"CALL refresh({quote_str(copy)})" if pruning else f"CALL refresh({quote_str(copy)}, fk_pruning := false)"
-            explain = None
-            if pruning and self.rng.random() < 0.1:
-                explain = self.con.execute(
-                    f"SELECT count(*), count(*) FILTER (status = 'fk_pruned'), count(*) FILTER (status = 'empty_skipped'), "
-                    f"count(*) FILTER (status = 'run') FROM openivm_explain({quote_str(copy)})").fetchone()
+        for cp in v.copies:
+            self.refresh_copy(v, cp)
+
+    def refresh_stmt(self, cp: Copy, mode: Optional[str]) -> str:
+        args = [quote_str(cp.name)]
+        if not cp.pruning:
+            args.append("fk_pruning := false")
+        if mode:
+            args.append(f"mode := {quote_str(mode)}")
+        return f"CALL refresh({', '.join(args)})"
+
+    def live_broken_cursors(self, copy: Optional[str] = None) -> int:
+        """Cursors (of one view, or of any) still at a batch of a feed whose table broke its
+        append-only promise and that no full refresh has rebuilt yet."""
+        if not self.broken[1]:
+            return 0
+        ids = ", ".join(str(i) for i in self.broken[1])
+        sql = f"SELECT count(*) FROM openivm.cursors WHERE seq >= 0 AND feed_id IN ({ids})"
+        if copy is None:
+            return self.con.execute(sql).fetchone()[0]
+        return self.con.execute(sql + " AND view_name = ?", [copy]).fetchone()[0]
+
+    def note_full_refresh(self, copy: str):
+        """A full refresh rebuilt the broken feeds the view reads: they are sound again."""
+        if self.broken is None:
+            return
+        mine = {r[0] for r in self.con.execute("SELECT feed_id FROM openivm.cursors WHERE view_name = ?", [copy]).fetchall()}
+        self.broken = (self.broken[0], [i for i in self.broken[1] if i not in mine], self.broken[2])
+
+    def refresh_copy(self, v: ViewDef, cp: Copy, forced: Optional[str] = None):
+        r = self.rng
+        mode = forced
+        if mode is None:
+            if cp.policy == "random":
+                mode = r.choices([None, "auto", "incremental", "full"], [2, 2, 2, 1])[0]
+            elif cp.policy in ("full", "incremental"):
+                mode = cp.policy
+            elif cp.had_full and r.random() < 0.5:
+                # after a full refresh auto may recompute from then on instead of tracking changes
+                # (when that was faster): 'incremental' makes the view track its tables again
+                mode = "incremental"
+        stmt = self.refresh_stmt(cp, mode)
+        explain = None
+        if cp.pruning and self.broken is None and r.random() < 0.1 and mode in (None, "auto"):
+            explain = self.con.execute(
+                f"SELECT count(*), count(*) FILTER (status = 'fk_pruned'), count(*) FILTER (status = 'empty_skipped'), "
+                f"count(*) FILTER (status = 'run') FROM openivm_explain({quote_str(cp.name)})").fetchone()
+        # After a broken append-only promise, a view still reading a feed of that table from
+        # before the break must fail (unless it recomputes: a full refresh repairs).
+        # A view that stopped tracking changes (auto) has no cursor: asked for 'incremental' it
+        # attaches to the table's shared feeds again, which fails as long as a feed of the table
+        # is still broken (only a full refresh of a view reading that feed repairs it).
+        expect_fail = may_fail = False
+        if self.broken is not None and mode != "full":
+            expect_fail = self.live_broken_cursors(cp.name) > 0
+            may_fail = expect_fail or (mode == "incremental" and self.live_broken_cursors() > 0 and not self.con.execute(
+                "SELECT count(*) FROM openivm.cursors WHERE view_name = ?", [cp.name]).fetchone()[0])
+        try:
+            res = self.con.execute(stmt).fetchall()
+            self.log(stmt)
+        except Exception as e:
+            msg = str(e).splitlines()[0]
+            if not (may_fail and "was declared append-only" in msg):
+                self.comment(f"failed: {stmt}")
+                self.fail("refresh failed", msg, v)
+                return
+            self.comment(f"expected to fail (the append-only promise of {self.broken[0]} was broken): {msg[:160]}")
+            self.log(stmt)
+            self.broken_seen += 1
+            mode, expect_fail = "full", False
+            stmt = self.refresh_stmt(cp, mode)  # the repair
             try:
                 res = self.con.execute(stmt).fetchall()
                 self.log(stmt)
-            except Exception as e:
+            except Exception as e2:
                 self.comment(f"failed: {stmt}")
-                self.fail("refresh failed", str(e).splitlines()[0], v)
-                continue
+                self.fail("mode := 'full' failed to repair a broken append-only promise", str(e2).splitlines()[0], v)
+                return
+        if expect_fail:
+            self.fail("a refresh succeeded after its table broke its append-only promise",
+                      f"{stmt} returned {res!r}; expected an error containing 'was declared append-only'", v)
+            return
+        self.refreshes += 1
+        if not self.check_result(v, cp, res[0], mode, explain):
+            return
+        if mode == "full":
+            cp.had_full = True
+        if mode == "full" or res[0][7] == "full":
+            self.note_full_refresh(cp.name)
+        cp.synced = self.batch_no
+        ok = self.check(v, cp.name)
+        if ok:
+            self.passed += 1
+            self.maybe_verify(v, cp)
+
+    def check_result(self, v: ViewDef, cp: Copy, row, mode: Optional[str], explain=None, pruning_off_ok=False) -> bool:
+        """The refresh result row: modes and term counts."""
+        (_, total, pruned, empty, run, _delta, _ms, rmode) = row
+        self.refresh_ms += _ms
+        self.big_refreshes += run > 15
+        self.modes_seen[rmode] = self.modes_seen.get(rmode, 0) + 1
+        if rmode not in ("incremental", "full"):
+            self.fail("refresh reports an unknown mode", repr(row), v)
+            return False
+        if mode == "full" and rmode != "full":
+            self.fail("mode := 'full' did not recompute", repr(row), v)
+            return False
+        if total != 2 ** v.n_leaves - 1:
+            self.fail("refresh terms_total is not 2^N - 1", repr(row), v)
+            return False
+        if rmode == "full":
+            if pruned or empty or run:
+                self.fail("a full refresh reports terms other than terms_total", repr(row), v)
+                return False
+            return True
+        if total != pruned + empty + run:
+            self.fail("refresh term counts do not add up", repr(row), v)
+            return False
+        if not cp.pruning and pruned and not pruning_off_ok:
+            self.fail("fk_pruning := false still pruned terms", repr(row), v)
+            return False
+        if not self.schema.fks and pruned:
+            self.fail("terms pruned in a schema without foreign keys", repr(row), v)
+            return False
+        if explain is not None and tuple(explain) != (total, pruned, empty, run):
+            self.fail("openivm_explain disagrees with the refresh that follows it",
+                      f"explain (total, fk_pruned, empty_skipped, run) = {explain}, refresh = {row}", v)
+            return False
+        if cp.pruning and self.schema.fk_mode:
+            st = self.prune_stats.setdefault(self.schema.fk_mode, [0, 0])
+            st[0] += 1
+            st[1] += pruned > 0
+        if self.args.verbose:
+            print(f"    {cp.name}: total={total} pruned={pruned} empty={empty} run={run} delta={_delta}")
+        return True
+
+    def maybe_verify(self, v: ViewDef, cp: Copy):
+        """Now and then openivm_verify on a view just refreshed (and found equal to the
+        recompute): it must agree. Not for floating point results (last-bit differences)."""
+        r = self.rng
+        if v.has_float or r.random() >= 0.04:
+            return
+        repair = r.random() < 0.3
+        stmt = f"SELECT * FROM openivm_verify({quote_str(cp.name)}{', repair := true' if repair else ''})"
+        try:
+            res = self.con.execute(stmt).fetchall()
+            self.log(stmt)
+        except Exception as e:
+            self.comment(f"failed: {stmt}")
+            self.fail("openivm_verify failed", str(e).splitlines()[0], v)
+            return
+        self.verifies += 1
+        if len(res) != 1 or tuple(res[0][1:]) != (0, 0, True, False):
+            self.fail("openivm_verify disagrees with the comparison (the view equals its recompute)",
+                      f"{stmt} returned {res!r}; expected (view, 0, 0, true, false)", v)
+
+    def refresh_all_and_check(self, views: List[ViewDef]):
+        """openivm_refresh_all(): every view in one transaction, each compared with its recompute."""
+        r = self.rng
+        mode = r.choices([None, "auto", "incremental", "full"], [4, 1, 1, 1])[0]
+        stmt = "SELECT * FROM openivm_refresh_all(" + (f"mode := {quote_str(mode)}" if mode else "") + ")"
+        try:
+            res = self.con.execute(stmt).fetchall()
+            self.log(stmt)
+        except Exception as e:
+            self.comment(f"failed: {stmt}")
+            self.fail("openivm_refresh_all failed", str(e).splitlines()[0])
+            return
+        self.refresh_alls += 1
+        by_name = {row[0]: row for row in res}
+        copies = [(v, cp) for v in views for cp in v.copies]
+        if len(res) != len(copies) or set(by_name) != {cp.name for (_, cp) in copies}:
+            self.fail("openivm_refresh_all did not return one row per view",
+                      f"views: {sorted(cp.name for (_, cp) in copies)}\nrows: {res!r}")
+            return
+        for (v, cp) in copies:
             self.refreshes += 1
-            (_, total, pruned, empty, run, _delta, _ms, _mode) = res[0]
-            self.refresh_ms += _ms
-            self.big_refreshes += run > 15
-            if total != pruned + empty + run or total != 2 ** v.n_leaves - 1:
-                self.fail("refresh term counts do not add up", repr(res[0]), v)
+            # refresh_all prunes by the setting, also for the copies refreshed without pruning
+            if not self.check_result(v, cp, by_name[cp.name], mode, pruning_off_ok=True):
                 continue
-            if not pruning and pruned:
-                self.fail("fk_pruning := false still pruned terms", repr(res[0]), v)
-                continue
-            if not self.schema.fks and pruned:
-                self.fail("terms pruned in a schema without foreign keys", repr(res[0]), v)
-                continue
-            if explain is not None and tuple(explain) != (total, pruned, empty, run):
-                self.fail("openivm_explain disagrees with the refresh that follows it",
-                          f"explain (total, fk_pruned, empty_skipped, run) = {explain}, refresh = {res[0]}", v)
-                continue
-            if pruning and self.schema.fk_mode:
-                st = self.prune_stats.setdefault(self.schema.fk_mode, [0, 0])
-                st[0] += 1
-                st[1] += pruned > 0
-            if self.check(v, copy):
+            cp.synced = self.batch_no
+            cp.had_full |= mode == "full"
+            if self.check(v, cp.name):
                 self.passed += 1
-            if self.args.verbose:
-                print(f"    {copy}: total={total} pruned={pruned} empty={empty} run={run} delta={_delta}")
 
     def check_fk_promise(self):
         """The generator's own promise: every complete FK value references an existing key."""
@@ -1367,7 +1608,8 @@ class Runner:
             # new parent rows and child rows (inserted or updated) that reference them at once
             fresh = self.insert_parents(dg, parents)
             for _ in range(r.randint(1, 3)):
-                fks = [fk for fk in s.fks if fk.parent in fresh and fk.child != fk.parent]
+                fks = [fk for fk in s.fks if fk.parent in fresh and fk.child != fk.parent
+                       and s.tables[fk.child].ao is None]
                 if fks and r.random() < 0.5:
                     fk = r.choice(fks)
                     for st in dg.repoint(fk, fresh[fk.parent]):
@@ -1377,15 +1619,16 @@ class Runner:
                     for st in dg.insert(r.choice(children), r.randint(1, 5)):
                         self.exec_dml(st)
             if r.random() < 0.3:  # and something else on the side
-                for st in dg.random_op(r.choice(tables)):
+                for st in dg.op(r.choice(tables)):
                     self.exec_dml(st)
         elif kind == "dim_reinsert":
-            for st in dg.reinsert(r.choice(parents)):
+            t = r.choice(parents)
+            for st in dg.reinsert(t) if t.ao is None else dg.insert(t, 1):
                 self.exec_dml(st)
         elif kind == "wipe":
             # empty tables, children before parents; parents only when nothing references them
             for t in reversed(tables):
-                if r.random() < 0.6:
+                if r.random() < 0.6 and t.ao is None:
                     if any(fk.child == t.name and fk.parent == t.name for fk in s.fks):
                         own = next(fk for fk in s.fks if fk.child == t.name and fk.parent == t.name)
                         self.exec_dml(f"UPDATE {t.name} SET {own.ccols[0]} = NULL")
@@ -1395,21 +1638,175 @@ class Runner:
         elif kind == "touch_all":
             # every table changes: every leaf has a delta, so every term runs
             for t in tables:
-                for st in dg.update(t) if r.random() < 0.6 else dg.random_op(t):
+                for st in dg.update(t) if r.random() < 0.6 and t.ao is None else dg.op(t):
                     self.exec_dml(st)
         else:
             pool = [r.choice(tables)] if kind == "single" else tables
             for _ in range(r.randint(1, 6)):
-                for st in dg.random_op(r.choice(pool)):
+                for st in dg.op(r.choice(pool)):
                     self.exec_dml(st)
+
+    # --- append-only declarations
+
+    def plan_append_only(self) -> Dict[str, int]:
+        """Chooses the tables to declare append-only (at least one): on the rowid, on the single
+        integer primary key, or on an added ever-increasing 'seq' column. Returns table -> the
+        batch after which it is declared (0: before the views exist)."""
+        r = self.rng
+        tables = list(self.schema.tables.values())
+        chosen = [t for t in tables if r.random() < 0.6] or [r.choice(tables)]
+        plan = {}
+        for t in chosen:
+            x = r.random()
+            if x < 0.4:
+                t.ao_plan = "rowid"
+            elif len(t.pk) == 1 and t.col(t.pk[0]).type == "INTEGER" and x < 0.75:
+                t.ao_plan = t.pk[0]
+            else:
+                t.cols.append(Col("seq", "BIGINT", "seq", null_rate=0))
+                t.ao_plan = "seq"
+            plan[t.name] = 0 if r.random() < 0.8 else r.randint(1, 12)
+        return plan
+
+    def declare(self, t: Table):
+        stmt = f"CALL openivm_declare_append_only({quote_str(t.name)}"
+        stmt += ")" if t.ao_plan == "rowid" else f", key := {quote_str(t.ao_plan)})"
+        try:
+            res = self.con.execute(stmt).fetchall()
+            self.log(stmt)
+        except Exception as e:
+            self.comment(f"failed: {stmt}")
+            self.fail("openivm_declare_append_only failed", str(e).splitlines()[0])
+            return
+        if res[0][1] != t.ao_plan:
+            self.fail("openivm_declare_append_only returned another key", f"{stmt} returned {res!r}")
+        t.ao = t.ao_plan
+        t.ao_since = self.batch_no
+        self.declared += 1
+        self.rowid_at[t.name] = {}
+
+    def record_rowids(self):
+        """The largest rowid of each declared table after this batch: rows up to it existed at
+        the last capture of every view refreshed (or created) at this batch or later."""
+        for t in self.schema.tables.values():
+            if t.ao is not None:
+                self.rowid_at[t.name][self.batch_no] = self.con.execute(
+                    f"SELECT coalesce(max(rowid), -1) FROM {t.name}").fetchone()[0]
+
+    def copies_over(self, views: List[ViewDef], table: str) -> List[Tuple[ViewDef, Copy]]:
+        return [(v, cp) for v in views if table in v.tables for cp in v.copies]
+
+    def break_promise(self, dg: DataGen, views: List[ViewDef]):
+        """A broken promise: a DELETE of rows every view over the table has seen (then new rows,
+        so that the capture runs), or an insert with a key below the watermark. The next refresh
+        of each view still reading the table's feeds must fail; mode := 'full' repairs."""
+        r = self.rng
+        cands = []
+        for t in self.schema.tables.values():
+            over = self.copies_over(views, t.name)
+            if t.ao is None or not over:
+                continue
+            since = min(cp.synced for (_, cp) in over)
+            m = self.rowid_at[t.name].get(since)
+            if since <= t.ao_since or m is None or m < 0:
+                continue
+            old = self.con.execute(f"SELECT count(*) FROM {t.name} WHERE rowid <= {m}").fetchone()[0]
+            if old:
+                cands.append((t, m))
+        if not cands:
+            return
+        t, m = r.choice(cands)
+        cols = ", ".join(c.name for c in t.cols)
+        before = dg.count(t.name)
+        if t.ao_key and r.random() < 0.3:
+            self.comment(f"a broken promise: a row with a key below the watermark of {t.name} (declared append-only)")
+            row = dg.gen_row(t, set())
+            row[[c.name for c in t.cols].index(t.ao)] = t.low_key
+            t.low_key -= 1
+            if not self.exec_dml(f"INSERT INTO {t.name} ({cols}) VALUES ({', '.join(lit(v) for v in row)})"):
+                return
+        else:
+            self.comment(f"a broken promise: a DELETE from {t.name} (declared append-only), then new rows")
+            if t.pk:
+                keys = [tuple(k) for k in self.con.execute(
+                    f"SELECT {', '.join(t.pk)} FROM {t.name} WHERE rowid <= {m} ORDER BY ALL").fetchall()]
+                if dg.is_parent(t.name):
+                    free = set(dg.free_keys(t))
+                    keys = [k for k in keys if k in free]
+                if not keys:
+                    return
+                victims = r.sample(keys, r.randint(1, min(3, len(keys))))
+                stmt = f"DELETE FROM {t.name} WHERE {key_pred(t.pk, victims)}"
+            else:
+                rowids = [x[0] for x in self.con.execute(
+                    f"SELECT rowid FROM {t.name} WHERE rowid <= {m} ORDER BY 1").fetchall()]
+                victims = r.sample(rowids, r.randint(1, min(3, len(rowids))))
+                stmt = f"DELETE FROM {t.name} WHERE rowid IN ({', '.join(map(str, sorted(victims)))})"
+            if not self.exec_dml(stmt) or dg.count(t.name) >= before:
+                return
+            if t.pk:
+                t.deleted_keys += victims
+            taken: set = set()
+            rows = [dg.gen_row(t, taken) for _ in range(r.randint(1, 3))]
+            for row in rows:
+                self.exec_dml(f"INSERT INTO {t.name} ({cols}) VALUES ({', '.join(lit(v) for v in row)})")
+        ids = [x[0] for x in self.con.execute(
+            "SELECT feed_id FROM openivm.feeds WHERE table_name = ? AND source = 'append_only' ORDER BY 1",
+            [t.bare]).fetchall()]
+        self.broken = (t.name, ids, {cp.name for (_, cp) in self.copies_over(views, t.name)})
+        if not ids:
+            self.breaks_unread += 1  # no feed reads the table (its views recompute)
+        self.breaks += 1
+
+    def revoke(self, t: Table, views: List[ViewDef]):
+        """Revokes a declaration; every view over the table is refreshed right away (so that each
+        feed captures its last append-only batch and switches to the diff source), then the
+        table gets any DML."""
+        r = self.rng
+        stmt = f"CALL openivm_revoke_append_only({quote_str(t.name)})"
+        try:
+            res = self.con.execute(stmt).fetchall()
+            self.log(stmt)
+        except Exception as e:
+            self.comment(f"failed: {stmt}")
+            self.fail("openivm_revoke_append_only failed", str(e).splitlines()[0])
+            return
+        if res[0][1] is not True:
+            self.fail("openivm_revoke_append_only did not revoke", f"{stmt} returned {res!r}")
+        t.ao = None
+        self.revokes += 1
+        over = self.copies_over(views, t.name)
+        r.shuffle(over)
+        for (v, cp) in over:
+            self.refresh_copy(v, cp, forced="full" if cp.policy == "full" else "incremental")
+
+    def drop_view(self, v: ViewDef):
+        for cp in v.copies:
+            stmt = f"CALL openivm_drop({quote_str(cp.name)})"
+            try:
+                self.con.execute(stmt).fetchall()
+                self.log(stmt)
+            except Exception as e:
+                self.fail("openivm_drop failed", str(e).splitlines()[0], v)
 
     def scenario(self, n_batches: int):
         r = self.rng
         self.script: List[str] = []
         self.schema = s = self.make_schema()
         self.batch_no = 0
+        self.broken = None  # (table, feed ids, copies not refreshed since the break)
+        self.rowid_at: Dict[str, Dict[int, int]] = {}
         self.con = self.connect()
-        self.comment(f"seed {self.args.seed}, scenario {self.scenario_no}: {s.kind} (fk_mode={s.fk_mode})")
+        # Flavours: tables declared append-only; random refresh modes and twins in one mode;
+        # lazy refreshes (views left behind for several batches).
+        ao_plan = self.plan_append_only() if r.random() < 0.35 else {}
+        self.mode_mix = r.random() < 0.35
+        self.lazy = r.random() < 0.4
+        flavours = (["append-only"] if ao_plan else []) + (["modes"] if self.mode_mix else []) + (["lazy"] if self.lazy else [])
+        for f in flavours:
+            self.flavours_seen[f] = self.flavours_seen.get(f, 0) + 1
+        self.comment(f"seed {self.args.seed}, scenario {self.scenario_no}: {s.kind} (fk_mode={s.fk_mode}"
+                     f"{', ' + ', '.join(flavours) if flavours else ''})")
         for t in s.tables.values():
             ddl = table_ddl(t, s.fks_of(t.name), with_fk=(s.fk_mode == "catalog"))
             self.con.execute(ddl)
@@ -1420,6 +1817,9 @@ class Runner:
                         f"'{fk.parent}', '{', '.join(fk.pcols)}')")
                 self.con.execute(stmt).fetchall()
                 self.log(stmt)
+        for t in s.tables.values():
+            if ao_plan.get(t.name) == 0:
+                self.declare(t)
         dg = DataGen(r, s, self.con)
         self.vg = ViewGen(r, s)
         nviews = self.args.views_per_schema or r.randint(1, 3)
@@ -1436,6 +1836,7 @@ class Runner:
             while dg.count(t.name) < target:
                 for st in dg.insert(t, min(8, target - dg.count(t.name)) if t.name != "emp" else 1):
                     self.exec_dml(st)
+        self.record_rowids()
         if not early:
             for i in range(nviews):
                 v = self.create_view(f"v{i}")
@@ -1448,43 +1849,68 @@ class Runner:
             if early:
                 self.refresh_and_check(v)
             else:
-                for (copy, _) in v.copies:
-                    if self.check(v, copy):
+                for cp in v.copies:
+                    if self.check(v, cp.name):
                         self.passed += 1
-        lazy = r.random() < 0.4
         next_view = nviews
         for b in range(1, n_batches + 1):
             self.batch_no = b
+            last = b == n_batches
             kind = self.batch(dg)
+            if ao_plan and not last and self.broken is None and r.random() < 0.15:
+                self.break_promise(dg, views)
+            self.record_rowids()
             if s.fks:
                 self.check_fk_promise()
             if self.args.verbose:
                 print(f"  scenario {self.scenario_no} batch {b}: {kind}")
-            last = b == n_batches
-            for v in views:
-                if last or not lazy or r.random() < 0.35:
-                    self.refresh_and_check(v)
-            # now and then drop a view and create another one in its place
-            if not last and r.random() < 0.04 and views:
+            if not last and self.broken is None and r.random() < 0.06:
+                self.refresh_all_and_check(views)
+            else:
+                # a random subset (lazy: each copy at its own rate) in a random order
+                order = [(v, cp) for v in views for cp in v.copies if last or not self.lazy or r.random() < cp.lag]
+                if r.random() < 0.7:
+                    r.shuffle(order)
+                for (v, cp) in order:
+                    self.refresh_copy(v, cp)
+                    if self.broken is not None:
+                        self.broken[2].discard(cp.name)
+            if self.broken is not None and not self.broken[2]:
+                t = s.tables[self.broken[0]]
+                self.broken = None
+                if not last and r.random() < 0.5:
+                    self.revoke(t, views)
+            for t in s.tables.values():
+                if ao_plan.get(t.name) == b and t.ao is None:
+                    self.declare(t)
+            if last or self.broken is not None:
+                continue
+            # views dropped, replaced, or created between batches (over tables other views read)
+            x = r.random()
+            if x < 0.04 and views:
                 v = r.choice(views)
-                for (copy, _) in v.copies:
-                    stmt = f"CALL openivm_drop({quote_str(copy)})"
-                    try:
-                        self.con.execute(stmt).fetchall()
-                        self.log(stmt)
-                    except Exception as e:
-                        self.fail("openivm_drop failed", str(e).splitlines()[0], v)
+                self.drop_view(v)
                 views.remove(v)
                 if r.random() < 0.5:
                     nv = self.create_view(v.name)  # the same name again
                 else:
                     nv = self.create_view(f"v{next_view}")
                     next_view += 1
-                if nv:
-                    views.append(nv)
-                    for (copy, _) in nv.copies:
-                        if self.check(nv, copy):
-                            self.passed += 1
+            elif x < 0.06 and len(views) > 1:
+                v = r.choice(views)
+                self.drop_view(v)
+                views.remove(v)
+                nv = None
+            elif x < 0.09 and len(views) < 3:
+                nv = self.create_view(f"v{next_view}")
+                next_view += 1
+            else:
+                nv = None
+            if nv:
+                views.append(nv)
+                for cp in nv.copies:
+                    if self.check(nv, cp.name):
+                        self.passed += 1
         self.con.close()
 
     def run(self) -> int:
@@ -1518,6 +1944,11 @@ class Runner:
         print(f"refreshes: {self.refreshes} (all copies, mean {self.refresh_ms / max(1, self.refreshes):.1f} ms); "
               f"FK-pruned refreshes: {total_pruned}; refreshes running more than 15 terms: {self.big_refreshes}")
         print(f"DML statements: {self.statements} run, {self.skipped} skipped on a constraint error")
+        print(f"scenario flavours: {dict(sorted(self.flavours_seen.items()))}; refresh modes reported: "
+              f"{dict(sorted(self.modes_seen.items()))}; openivm_refresh_all calls: {self.refresh_alls}; "
+              f"openivm_verify calls: {self.verifies}")
+        print(f"append-only: {self.declared} declarations, {self.breaks} broken promises ({self.breaks_unread} with no feed reading the table), {self.broken_seen} refreshes "
+              f"failed on them (as they must) and were repaired by mode := 'full', {self.revokes} revocations")
         if self.duckdb_errors:
             sc, b, cp, err, sql = self.duckdb_errors[0]
             print(f"NOTE: {len(self.duckdb_errors)} check(s) skipped because DuckDB itself failed to run the view's "
