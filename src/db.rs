@@ -128,25 +128,6 @@ impl Cells for [Option<String>] {
     }
 }
 
-// ---- Deprecated: the untyped cell readers below turn bad input into a default (0, "", []).
-// ---- Kept compiling for execute.rs and capture.rs until they move to `Cells`; new code must
-// ---- not use them.
-
-/// Deprecated (use `Cells::int`): reads a number out of a text cell, anything else as 0.
-pub fn int(cell: &Option<String>) -> i64 {
-    cell.as_deref().and_then(|s| s.parse().ok()).unwrap_or(0)
-}
-
-/// Deprecated (use `Cells::text` / `Cells::opt_text`): reads a text cell, NULL as empty.
-pub fn text(cell: &Option<String>) -> String {
-    cell.clone().unwrap_or_default()
-}
-
-/// Deprecated (use `Cells::json_list`): a JSON array of strings; anything else is empty.
-pub fn json_list(cell: &Option<String>) -> Vec<String> {
-    serde_json::from_str(&text(cell)).unwrap_or_default()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -10,16 +10,16 @@
 
 use super::feeds::Feed;
 use super::{table_label, temp_name, DeltaStats, Fresh};
-use crate::db::{int, text, Sql};
+use crate::db::Sql;
 use crate::error::{Error, Result};
 use crate::render::capture::{self as sql, Position};
 use crate::render::{self};
 
 /// The first watermark and row count of a table: everything in it now counts as seen.
 pub fn baseline(db: &dyn Sql, feed_table: &crate::ir::TableId, pos: &Position) -> Result<(Option<String>, i64)> {
-    let count = int(&db.scalar(&sql::count_all(feed_table), &[])?);
+    let count = db.scalar_int(&sql::count_all(feed_table), &[])?;
     let watermark = match pos {
-        Position::RowId => Some(text(&db.scalar(&render::next_rowid(feed_table), &[])?)),
+        Position::RowId => Some(db.scalar_int(&render::next_rowid(feed_table), &[])?.to_string()),
         Position::Key(key) => db.scalar(&sql::max_key(feed_table, key), &[])?,
     };
     Ok((watermark, count))
@@ -35,7 +35,7 @@ pub fn capture(db: &dyn Sql, feed: &Feed, pos: &Position, name: &str, size_now: 
     if stats.rows == 0 {
         db.execute(&render::drop_table(&fresh))?;
     }
-    let count = int(&db.scalar(&sql::count_all(&feed.table), &[])?);
+    let count = db.scalar_int(&sql::count_all(&feed.table), &[])?;
     let expected = feed.row_count + stats.rows as i64;
     if count != expected {
         let _ = db.execute(&render::drop_table(&fresh));

@@ -5,7 +5,7 @@
 //! it; a rolled-back drop and a reopen keep it (see `rely` for the token mechanism).
 
 use super::SourceKind;
-use crate::db::{json_list, text, Sql};
+use crate::db::{Cells, Sql};
 use crate::error::{Error, Result};
 use crate::execute::{ensure_metadata, in_transaction};
 use crate::ir::{ColumnDef, TableId};
@@ -88,14 +88,15 @@ pub fn sources(db: &dyn Sql, tables: &[TableId], columns: &[Vec<ColumnDef>]) -> 
     let names: Vec<[&str; 3]> = tables.iter().map(|t| [t.catalog.as_str(), &t.schema, &t.name]).collect();
     let arg = serde_json::to_string(&names).unwrap_or_else(|_| "[]".into());
     for r in db.query_with(FIND, &[&arg])? {
-        let id = TableId { catalog: text(&r[0]), schema: text(&r[1]), name: text(&r[2]) };
+        let id = TableId { catalog: r.text(0)?, schema: r.text(1)?, name: r.text(2)? };
         let Some(k) = tables.iter().position(|t| t == &id) else { continue };
-        let keys = json_list(&r[3]);
+        let keys = r.json_list(3)?;
         let cols = &columns[k];
         let token_col = token_column(cols, keys.first().map(|s| s.as_str()))?;
         let comments = rely::column_comments(db, &id)?;
         let live = rely::current_token(db, &id, cols, &comments, &[token_col])?;
-        if live.as_deref() != Some(text(&r[4]).as_str()) || text(&r[4]).is_empty() {
+        let token = r.text(4)?;
+        if token.is_empty() || live.as_deref() != Some(token.as_str()) {
             continue;
         }
         out[k] = match keys.first() {

@@ -7,7 +7,7 @@
 //! view over a table never writes its deltas anywhere but a temp table.
 
 use super::{append_only, diff, DeltaStats, Fresh, SourceKind};
-use crate::db::{int, text, Row, Sql};
+use crate::db::{Cells, Row, Sql};
 use crate::error::{Error, Result};
 use crate::ir::{ColumnDef, TableId};
 use crate::render::capture::{self as sql, Position};
@@ -49,10 +49,6 @@ pub struct Feed {
     pub consumers: i64,
 }
 
-fn cell(r: &Row, i: usize) -> Result<&Option<String>> {
-    r.get(i).ok_or_else(|| Error::Internal(format!("a feed row has no column {i}")))
-}
-
 impl Feed {
     fn internal(&self, prefix: &str) -> Qualified {
         Qualified { catalog: self.catalog.clone(), schema: SCHEMA.into(), name: format!("{prefix}_{}", self.id) }
@@ -69,8 +65,8 @@ impl Feed {
     }
 
     fn from_row(catalog: &str, r: &Row) -> Result<Feed> {
-        let t = |i| -> Result<String> { Ok(text(cell(r, i)?)) };
-        let n = |i| -> Result<i64> { Ok(int(cell(r, i)?)) };
+        let t = |i| r.text(i);
+        let n = |i| r.int(i);
         let columns: Vec<ColumnDef> = serde_json::from_str(&t(4)?)
             .map_err(|e| Error::Internal(format!("a feed's column list is not readable: {e}")))?;
         let kind = match t(5)?.as_str() {
@@ -123,7 +119,7 @@ impl Feed {
 
 /// Every view's cursor: (schema, view, feed id, seq).
 fn cursors(db: &dyn Sql) -> Result<Vec<(String, String, i64, i64)>> {
-    Ok(db.query(CURSORS)?.iter().map(|r| (text(&r[0]), text(&r[1]), int(&r[2]), int(&r[3]))).collect())
+    db.query(CURSORS)?.iter().map(|r| Ok((r.text(0)?, r.text(1)?, r.int(2)?, r.int(3)?))).collect()
 }
 
 /// The feeds a view reads, with its cursors and the number of views sharing each.
@@ -163,7 +159,7 @@ pub fn find_or_start(
         f.consumers = cursors(db)?.iter().filter(|c| c.2 == f.id).count() as i64;
         return Ok(f);
     }
-    let id = int(&db.scalar(FEED_NEXT_ID, &[])?);
+    let id = db.scalar_int(FEED_NEXT_ID, &[])?;
     let mut feed = Feed {
         id,
         catalog: catalog.to_string(),
@@ -342,10 +338,13 @@ fn trim(db: &dyn Sql, feed: &mut Feed) -> Result<()> {
         return Ok(());
     }
     let r = db.query_with(FEED_MIN_CURSOR, &[&feed.id.to_string()])?;
-    let min = r.first().map(|r| int(&r[0])).unwrap_or(-1);
+    let min = match r.first() {
+        Some(r) => r.int(0)?,
+        None => -1,
+    };
     if min >= 0 {
         db.execute(&sql::trim_log(&feed.log(), min))?;
-        let left = int(&db.scalar(&render::count_rows(&feed.log()), &[])?);
+        let left = db.scalar_int(&render::count_rows(&feed.log()), &[])?;
         if left != feed.log_rows {
             feed.log_rows = left;
             feed.save(db)?;

@@ -20,7 +20,7 @@ pub mod declare;
 pub mod diff;
 pub mod feeds;
 
-use crate::db::{int, Row, Sql};
+use crate::db::{Cells, Row, Sql};
 use crate::error::{Error, Result};
 use crate::ir::{ColumnDef, TableId};
 use crate::render::capture::Position;
@@ -67,10 +67,9 @@ impl DeltaStats {
     fn from_row(row: Option<&Row>) -> Result<(DeltaStats, Option<String>)> {
         let row = row.ok_or_else(|| Error::Internal("a delta statistics query returned no row".into()))?;
         let n = |i: usize| -> Result<u64> {
-            let v = row.get(i).ok_or_else(|| Error::Internal("a delta statistics row is too short".into()))?;
-            u64::try_from(int(v)).map_err(|_| Error::Internal("a negative delta row count".into()))
+            u64::try_from(row.int(i)?).map_err(|_| Error::Internal("a negative delta row count".into()))
         };
-        Ok((DeltaStats { rows: n(0)?, deletes: n(1)? }, row.get(2).cloned().flatten()))
+        Ok((DeltaStats { rows: n(0)?, deletes: n(1)? }, row.opt_text(2)?.map(str::to_string)))
     }
 }
 

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use crate::capture::{declare, SourceKind};
 use crate::catalog::SqlCatalog;
-use crate::db::{int, text, Sql};
+use crate::db::{Cells, Sql};
 use crate::error::{Error, Result};
 use crate::facts::ForeignKey;
 use crate::ir::{ColumnDef, TableId, ViewQuery};
@@ -55,17 +55,20 @@ pub struct Cache {
 
 /// The state of a view's tables now: (oid, definition, appended-row count) per table.
 pub fn table_states(db: &dyn Sql, tables: &[TableId]) -> Result<Vec<(String, String, i64)>> {
-    let rows = db.query(TABLE_SIZES)?;
+    let mut all = Vec::new();
+    for r in db.query(TABLE_SIZES)? {
+        let id = TableId { catalog: r.text(0)?, schema: r.text(1)?, name: r.text(2)? };
+        if tables.contains(&id) {
+            all.push((id, (r.text(3)?, r.text(4)?, r.int(5)?)));
+        }
+    }
     tables
         .iter()
         .map(|t| {
-            rows.iter()
-                .find(|r| text(&r[0]) == t.catalog && text(&r[1]) == t.schema && text(&r[2]) == t.name)
-                .map(|r| (text(&r[3]), text(&r[4]), int(&r[5])))
-                .ok_or_else(|| Error::Stale {
-                    view: String::new(),
-                    detail: format!("its table {}.{}.{} no longer exists", t.catalog, t.schema, t.name),
-                })
+            all.iter().find(|(id, _)| id == t).map(|(_, state)| state.clone()).ok_or_else(|| Error::Stale {
+                view: String::new(),
+                detail: format!("its table {}.{}.{} no longer exists", t.catalog, t.schema, t.name),
+            })
         })
         .collect()
 }
@@ -113,9 +116,13 @@ impl Cache {
             }
         }
         let view = find_view(db, &defaults, name)?;
-        let (q, outputs) = compile(db, &view.query).map_err(|e| match e {
-            Error::Sql { .. } | Error::Bind(_) => Error::Stale { view: name.to_string(), detail: e.to_string() },
-            other => other,
+        // A name that no longer resolves is a schema change; DuckDB's own errors pass through.
+        let (q, outputs) = compile(db, &view.query).map_err(|e| {
+            if e.is_schema_change() {
+                Error::Stale { view: name.to_string(), detail: e.to_string() }
+            } else {
+                e
+            }
         })?;
         if signature(&q) != view.signature {
             return Err(Error::Stale {
@@ -177,8 +184,8 @@ fn check_stored_layout(db: &dyn Sql, q: &ViewQuery, view: &ViewRecord, name: &st
     let expected: Vec<String> = db
         .query(&crate::render::describe(&crate::render::aggregate_weighted(q, &crate::render::full_select(q))))?
         .iter()
-        .map(|r| text(&r[0]))
-        .collect();
+        .map(|r| r.text(0))
+        .collect::<Result<_>>()?;
     let stored: Vec<String> = SqlCatalog::new(db).columns(&view.data.table_id())?.into_iter().map(|c| c.name).collect();
     if stored != expected {
         return Err(Error::Stale {

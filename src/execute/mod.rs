@@ -15,7 +15,7 @@ use crate::ast::TableName;
 use crate::bind::bind;
 use crate::capture::{self, feeds};
 use crate::catalog::{table_name, SqlCatalog};
-use crate::db::{int, text, Sql};
+use crate::db::{Cells, Sql};
 use crate::error::{Error, Result};
 use crate::ir::{ColumnDef, TableId, ViewQuery};
 use crate::parse::parse_select;
@@ -133,12 +133,12 @@ fn find_view(db: &dyn Sql, defaults: &(String, String), arg: &str) -> Result<Vie
     let Some(r) = rows.first() else {
         return Err(Error::UnknownView(arg.to_string()));
     };
-    let at = Qualified { catalog: text(&r[1]), schema: text(&r[2]), name: text(&r[0]) };
+    let at = Qualified { catalog: r.text(1)?, schema: r.text(2)?, name: r.text(0)? };
     Ok(ViewRecord {
-        data: at.sibling(text(&r[4])),
-        query: text(&r[3]),
-        signature: text(&r[5]),
-        marker: r.get(6).cloned().flatten(),
+        data: at.sibling(r.text(4)?),
+        query: r.text(3)?,
+        signature: r.text(5)?,
+        marker: r.opt_text(6)?.map(str::to_string),
         at,
     })
 }
@@ -178,7 +178,7 @@ fn signature(q: &ViewQuery) -> String {
 
 fn describe(db: &dyn Sql, query: &str) -> Result<Vec<OutputColumn>> {
     let rows = db.query(&render::describe(query))?;
-    Ok(rows.iter().map(|r| OutputColumn { name: text(&r[0]), ty: text(&r[1]) }).collect())
+    rows.iter().map(|r| Ok(OutputColumn { name: r.text(0)?, ty: r.text(1)? })).collect()
 }
 
 /// One refresh (or the initial fill) as `openivm_refresh_history` records it.
@@ -275,7 +275,8 @@ pub fn create(db: &dyn Sql, cache: &mut Cache, name: &str, query: &str) -> Resul
             .collect();
         let view_sql = render::visible_view(&q, &data, &outputs, &sum_kinds);
         db.execute(&render::create_view(&at, &view_sql))?;
-        let marker = format!("maintained by openivm ({})", text(&db.scalar(NEW_TOKEN, &[])?));
+        let token = db.scalar(NEW_TOKEN, &[])?.ok_or_else(|| Error::Internal("no token was made".into()))?;
+        let marker = format!("maintained by openivm ({token})");
         db.execute(&render::comment_on_view(&at, &marker))?;
         let leaves = serde_json::to_string(&q.leaves.iter().map(|l| (&l.alias, &l.table)).collect::<Vec<_>>())
             .map_err(|e| Error::Internal(e.to_string()))?;
@@ -283,7 +284,7 @@ pub fn create(db: &dyn Sql, cache: &mut Cache, name: &str, query: &str) -> Resul
             VIEW_INSERT,
             &[&at.name, &at.catalog, &at.schema, query, &leaves, q.kind(), &data.name, &signature(&q), &marker],
         )?;
-        let rows = int(&db.scalar(&render::count_rows(&at), &[])?);
+        let rows = db.scalar_int(&render::count_rows(&at), &[])?;
         let total_ms = started.elapsed().as_secs_f64() * 1000.0;
         record_history(
             db,
@@ -347,11 +348,10 @@ pub fn all_views(db: &dyn Sql) -> Result<Vec<String>> {
     if !metadata_exists(db)? {
         return Ok(vec![]);
     }
-    Ok(db
-        .query(ALL_VIEWS)?
+    db.query(ALL_VIEWS)?
         .iter()
-        .map(|r| format!("{}.{}", render::ident(&text(&r[0])), render::ident(&text(&r[1]))))
-        .collect())
+        .map(|r| Ok(format!("{}.{}", render::ident(&r.text(0)?), render::ident(&r.text(1)?))))
+        .collect()
 }
 
 /// Removes a view, its stored result and its cursors (and feeds no other view reads).

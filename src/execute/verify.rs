@@ -5,7 +5,7 @@
 use super::cache::Cache;
 use super::mode::Requested;
 use super::refresh::{self, Options};
-use crate::db::{int, Sql};
+use crate::db::{Cells, Sql};
 use crate::error::{Error, Result};
 use crate::render;
 
@@ -21,7 +21,7 @@ pub fn verify(db: &dyn Sql, cache: &mut Cache, name: &str, repair: bool) -> Resu
     let (_, c, _) = cache.compiled(db, name)?;
     let rows = db.query(&render::verify_counts(&c.view.at, &c.view.query))?;
     let r = rows.first().ok_or_else(|| Error::Internal("the comparison returned no row".into()))?;
-    let (missing_rows, extra_rows) = (int(&r[0]), int(&r[1]));
+    let (missing_rows, extra_rows) = (r.int(0)?, r.int(1)?);
     let repaired = repair && (missing_rows > 0 || extra_rows > 0);
     if repaired {
         refresh::refresh(db, cache, name, Options { fk_pruning: None, mode: Some(Requested::Full) })?;

@@ -164,8 +164,10 @@ unsafe fn read_cell(type_id: ffi::duckdb_type, data: *mut std::ffi::c_void, i: u
         ffi::DUCKDB_TYPE_DUCKDB_TYPE_INTEGER => (*(data as *const i32).add(i)).to_string(),
         ffi::DUCKDB_TYPE_DUCKDB_TYPE_BIGINT => (*(data as *const i64).add(i)).to_string(),
         ffi::DUCKDB_TYPE_DUCKDB_TYPE_DOUBLE => (*(data as *const f64).add(i)).to_string(),
-        other => return Err(Error::Internal(format!(
+        other => {
+            return Err(Error::Internal(format!(
             "a query of the extension returned a column of type id {other}, which it does not read; cast it to VARCHAR"
-        ))),
+        )))
+        }
     }))
 }
