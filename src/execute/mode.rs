@@ -37,11 +37,16 @@ impl Mode {
     }
 }
 
-/// Above this share of the rows a recompute reads, the terms of an incremental refresh are
-/// estimated to cost more than the recompute (they also capture, materialize and merge, while a
-/// recompute writes the result in one pass). Measured on the 20M star (bench/results): a 10%
-/// fact batch refreshed at 0.8-1.4x the recompute's time, a 1% batch at about 0.2x.
-pub const FULL_ABOVE_SHARE: f64 = 0.08;
+/// Above this many rows read by the run terms, per row a recompute reads, incremental is taken to
+/// cost more (many terms over large current states, as without foreign-key pruning).
+pub const FULL_ABOVE_ROWS_READ: f64 = 1.0;
+
+/// Above this share of changed rows in the tables that changed, a recompute is taken to be
+/// cheaper: capturing, materializing and merging that many rows costs about as much as joining
+/// the tables once. Measured on the 20M star (bench/results): a 10% batch refreshed at 0.8-1.4x
+/// the recompute's time, a 1% batch at about 0.2x; TPC-H SF1 needs a 0.1% batch to stay
+/// incremental although its one term scans orders and customer in full.
+pub const FULL_ABOVE_DELTA_SHARE: f64 = 0.05;
 
 /// Below this many rows read by a recompute, both ways are cheap and auto stays incremental
 /// (predictable term counts on small tables).
@@ -60,30 +65,52 @@ pub fn rows_read(run_masks: &[u32], delta_rows: &[u64], table_rows: &[u64]) -> (
     (incremental, full)
 }
 
-/// The choice after capture: incremental unless the run terms would read more than
-/// `FULL_ABOVE_SHARE` of what a recompute reads. Returns the mode and why.
+/// The share of changed rows in the leaves that changed (0 when none did).
+pub fn delta_share(delta_rows: &[u64], table_rows: &[u64]) -> f64 {
+    let (d, t) = delta_rows
+        .iter()
+        .zip(table_rows)
+        .filter(|(d, _)| **d > 0)
+        .fold((0u64, 0u64), |(d, t), (dr, tr)| (d + dr, t + tr));
+    if t == 0 {
+        0.0
+    } else {
+        d as f64 / t as f64
+    }
+}
+
+/// The choice after capture: incremental unless the run terms would read more rows than a
+/// recompute, or the changed tables changed by more than `FULL_ABOVE_DELTA_SHARE`. Small tables
+/// stay incremental. Returns the mode and why.
 pub fn choose(requested: Requested, run_masks: &[u32], delta_rows: &[u64], table_rows: &[u64]) -> (Mode, String) {
     match requested {
         Requested::Incremental => (Mode::Incremental, "mode := 'incremental' was requested".into()),
         Requested::Full => (Mode::Full, "mode := 'full' was requested".into()),
         Requested::Auto => {
             let (inc, full) = rows_read(run_masks, delta_rows, table_rows);
+            let share = delta_share(delta_rows, table_rows);
+            let terms = run_masks.len();
             if run_masks.is_empty() {
                 (Mode::Incremental, "auto: no term to run".into())
-            } else if full >= FULL_MIN_ROWS && inc as f64 > FULL_ABOVE_SHARE * full as f64 {
+            } else if full >= FULL_MIN_ROWS && inc as f64 > FULL_ABOVE_ROWS_READ * full as f64 {
+                (Mode::Full, format!("auto: the {terms} delta terms would read about {inc} rows, a recompute {full}"))
+            } else if full >= FULL_MIN_ROWS && share > FULL_ABOVE_DELTA_SHARE {
                 (
                     Mode::Full,
                     format!(
-                        "auto: the {} delta terms would read about {inc} rows, a recompute {full} \
-                         (more than {:.0}%)",
-                        run_masks.len(),
-                        FULL_ABOVE_SHARE * 100.0
+                        "auto: {:.1}% of the changed tables' rows changed (more than {:.0}%); a recompute is cheaper",
+                        share * 100.0,
+                        FULL_ABOVE_DELTA_SHARE * 100.0
                     ),
                 )
             } else {
                 (
                     Mode::Incremental,
-                    format!("auto: the {} delta terms read about {inc} rows, a recompute {full}", run_masks.len()),
+                    format!(
+                        "auto: the {terms} delta terms read about {inc} rows, a recompute {full}; {:.2}% of the \
+                         changed tables' rows changed",
+                        share * 100.0
+                    ),
                 )
             }
         }
@@ -123,20 +150,34 @@ mod tests {
     }
 
     #[test]
-    fn auto_recomputes_when_terms_read_most_of_the_tables() {
+    fn auto_recomputes_when_terms_read_more_than_a_recompute_or_much_changed() {
         // The FK-pruned star term reads the delta and the dimensions: incremental.
         let (m, _) = choose(Requested::Auto, &[0b01], &[1000, 0], &[1_000_000, 10_000]);
         assert_eq!(m, Mode::Incremental);
-        // The dimension's term reads the whole fact table: full.
-        let (m, why) = choose(Requested::Auto, &[0b01, 0b10], &[1000, 50], &[1_000_000, 10_000]);
+        // One term that scans two other tables in full (TPC-H Q3 after RF1): still incremental.
+        assert_eq!(
+            choose(Requested::Auto, &[0b001], &[6_000, 0, 0], &[6_000_000, 1_500_000, 150_000]).0,
+            Mode::Incremental
+        );
+        // Every term reads the whole fact table (no pruning, all dimensions changed): full.
+        let masks = [0b0010, 0b0100, 0b1000, 0b0110, 0b1010, 0b1100, 0b1110];
+        let (m, why) = choose(Requested::Auto, &masks, &[0, 10, 10, 10], &[1_000_000, 10_000, 10_000, 10_000]);
         assert_eq!(m, Mode::Full);
-        assert!(why.contains("1011050 rows"), "{why}");
+        assert!(why.contains("would read about"), "{why}");
         // A delta of 10% of the table: full; of 1%: incremental.
-        assert_eq!(choose(Requested::Auto, &[0b01], &[100_000, 0], &[1_000_000, 10_000]).0, Mode::Full);
+        let (m, why) = choose(Requested::Auto, &[0b01], &[100_000, 0], &[1_000_000, 10_000]);
+        assert_eq!(m, Mode::Full);
+        assert!(why.contains("10.0% of the changed tables"), "{why}");
         assert_eq!(choose(Requested::Auto, &[0b01], &[10_000, 0], &[1_000_000, 10_000]).0, Mode::Incremental);
         assert_eq!(choose(Requested::Incremental, &[0b01, 0b10], &[10, 5], &[1000, 100]).0, Mode::Incremental);
         assert_eq!(choose(Requested::Full, &[], &[0, 0], &[1000, 100]).0, Mode::Full);
         assert_eq!(choose(Requested::Auto, &[], &[0, 0], &[1_000_000, 100]).0, Mode::Incremental);
+    }
+
+    #[test]
+    fn delta_share_counts_only_changed_tables() {
+        assert_eq!(delta_share(&[100, 0], &[1000, 1_000_000]), 0.1);
+        assert_eq!(delta_share(&[0, 0], &[1000, 10]), 0.0);
     }
 
     #[test]
