@@ -82,26 +82,21 @@ pub fn set(db: &dyn Sql, name: &str, value: &str) -> Result<String> {
     Ok(normalized)
 }
 
+/// The stored value of a setting, or its default when it has no row or a NULL value.
+fn stored(db: &dyn Sql, s: &Setting) -> Result<String> {
+    let rows = db.query_with(GET, &[s.name])?;
+    match rows.first() {
+        Some(r) => Ok(r.opt_text(0)?.unwrap_or(s.default).to_string()),
+        None => Ok(s.default.to_string()),
+    }
+}
+
 /// The effective value of `openivm_refresh_mode`.
 pub fn refresh_mode(db: &dyn Sql) -> Result<String> {
-    let rows = db.query_with(GET, &[REFRESH_MODE.name])?;
-    match rows.first() {
-        Some(r) => match r.opt_text(0)? {
-            Some(v) => parse_choice(&REFRESH_MODE, v),
-            None => Ok(REFRESH_MODE.default.to_string()),
-        },
-        None => Ok(REFRESH_MODE.default.to_string()),
-    }
+    parse_choice(&REFRESH_MODE, &stored(db, &REFRESH_MODE)?)
 }
 
 /// The effective value of `openivm_fk_pruning`.
 pub fn fk_pruning(db: &dyn Sql) -> Result<bool> {
-    let rows = db.query_with(GET, &[FK_PRUNING.name])?;
-    match rows.first() {
-        Some(r) => match r.opt_text(0)? {
-            Some(v) => parse_bool(FK_PRUNING.name, v),
-            None => parse_bool(FK_PRUNING.name, FK_PRUNING.default),
-        },
-        None => parse_bool(FK_PRUNING.name, FK_PRUNING.default),
-    }
+    parse_bool(FK_PRUNING.name, &stored(db, &FK_PRUNING)?)
 }

@@ -9,9 +9,10 @@
 //! count and cannot be seen without reading the whole table: `openivm_verify` finds it.
 
 use super::feeds::Feed;
-use super::{table_label, temp_name, DeltaStats, Fresh};
+use super::{temp_name, DeltaStats, Fresh};
 use crate::db::Sql;
 use crate::error::{Error, Result};
+use crate::rely::qualified;
 use crate::render::capture::{self as sql, Position};
 use crate::render::{self};
 
@@ -44,12 +45,12 @@ pub fn capture(db: &dyn Sql, feed: &Feed, pos: &Position, name: &str, size_now: 
              capture plus {} new ones past the watermark): rows were deleted{}. Its views cannot be maintained \
              from the new rows alone: refresh with mode := 'full' to recompute and restart capture, and \
              CALL openivm_revoke_append_only('{}') if the table does receive deletes or updates",
-            table_label(&feed.table),
+            qualified(&feed.table),
             expected,
             feed.row_count,
             stats.rows,
             if matches!(pos, Position::Key(_)) { ", or inserted with a key below the largest one seen" } else { "" },
-            table_label(&feed.table),
+            qualified(&feed.table),
         )));
     }
     let watermark = match (pos, max_position) {

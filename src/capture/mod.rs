@@ -22,7 +22,7 @@ pub mod feeds;
 
 use crate::db::{Cells, Row, Sql};
 use crate::error::{Error, Result};
-use crate::ir::{ColumnDef, TableId};
+use crate::ir::ColumnDef;
 use crate::render::capture::Position;
 use crate::render::Qualified;
 
@@ -142,8 +142,4 @@ pub fn discard(db: &dyn Sql, fresh: &Fresh) -> Result<()> {
 /// The delta name of the k-th table of a refresh.
 pub fn temp_name(prefix: &str, k: usize) -> Qualified {
     Qualified::temp(format!("openivm_{prefix}_{k}"))
-}
-
-pub fn table_label(t: &TableId) -> String {
-    format!("{}.{}.{}", t.catalog, t.schema, t.name)
 }

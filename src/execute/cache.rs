@@ -13,8 +13,10 @@ use crate::ir::{ColumnDef, TableId, ViewQuery};
 use crate::render::OutputColumn;
 use crate::{fk_sources, settings};
 
+use super::mode::Mode;
 use super::{compile, find_view, signature, view_location, ViewRecord};
 
+const READ_ONLY: &str = include_str!("../../sql/views/read_only.sql");
 const TABLE_SIZES: &str = include_str!("../../sql/capture/table_sizes.sql");
 
 /// Everything a refresh needs to know about a view that does not change between refreshes.
@@ -51,6 +53,7 @@ pub struct Cache {
     views: HashMap<String, Compiled>,
     settings: Option<Settings>,
     defaults: Option<(String, String)>,
+    read_only: Option<bool>,
 }
 
 /// The state of a view's tables now: (oid, definition, appended-row count) per table.
@@ -166,15 +169,23 @@ impl Cache {
     }
 
     /// Remembers how long a refresh of the view took, for auto mode.
-    pub fn measured(&mut self, key: &str, incremental_ms: Option<f64>, full_ms: Option<f64>) {
+    pub fn measured(&mut self, key: &str, mode: Mode, ms: f64) {
         if let Some(c) = self.views.get_mut(key) {
-            if incremental_ms.is_some() {
-                c.last_incremental_ms = incremental_ms;
-            }
-            if full_ms.is_some() {
-                c.last_full_ms = full_ms;
+            match mode {
+                Mode::Incremental => c.last_incremental_ms = Some(ms),
+                Mode::Full => c.last_full_ms = Some(ms),
             }
         }
+    }
+
+    /// Whether the database holding the views is attached read-only (fixed for an instance).
+    pub fn read_only(&mut self, db: &dyn Sql, catalog: &str) -> Result<bool> {
+        if let Some(r) = self.read_only {
+            return Ok(r);
+        }
+        let r = db.scalar(READ_ONLY, &[catalog])?.as_deref() == Some("true");
+        self.read_only = Some(r);
+        Ok(r)
     }
 }
 

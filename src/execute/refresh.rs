@@ -22,7 +22,6 @@ use crate::facts::{self, ProvenRelation};
 use crate::plan::{self, Term, TermCounts, TermStatus};
 use crate::render::{self, Qualified, Source};
 
-const READ_ONLY: &str = include_str!("../../sql/views/read_only.sql");
 const VIEW_MARK_REFRESHED: &str = include_str!("../../sql/views/mark_refreshed.sql");
 
 /// Above this many run terms, a refresh evaluates them all in one combined join (see
@@ -260,6 +259,17 @@ fn second_transaction(db: &dyn Sql, go: Go, capture_started: Instant, round: &mu
     })
 }
 
+/// Drops the temp tables the first transaction committed, after the second failed or was only
+/// explained (best effort: they vanish with the connection anyway).
+fn discard_temp_tables(db: &dyn Sql, tables: &[(Fresh, Option<Qualified>)]) {
+    for (fresh, delta) in tables {
+        let _ = capture::discard(db, fresh);
+        if let Some(d) = delta {
+            let _ = db.execute(&render::drop_table(d));
+        }
+    }
+}
+
 fn drop_delta(db: &dyn Sql, i: &Input) -> Result<()> {
     if let Some(d) = &i.delta {
         if Some(d) != i.fresh.delta.as_ref() {
@@ -404,14 +414,14 @@ fn is_noop(p: &Prepared) -> bool {
 
 /// Applies a prepared refresh (terms or recompute), advances feeds and cursors, and records it.
 /// Runs in the refresh's (last) transaction.
-fn finish(db: &dyn Sql, mut p: Prepared, started: Instant) -> Result<(Prepared, TermCounts, f64)> {
+fn finish(db: &dyn Sql, cache: &mut Cache, mut p: Prepared, started: Instant) -> Result<(Prepared, TermCounts, f64)> {
     if is_noop(&p) {
         p.discard(db)?;
         let counts = plan::count_terms(&p.plan);
         return Ok((p, counts, started.elapsed().as_secs_f64() * 1000.0));
     }
     let at = p.c.view.at.clone();
-    if db.scalar(READ_ONLY, &[&at.catalog])?.as_deref() == Some("true") {
+    if cache.read_only(db, &at.catalog)? {
         return Err(Error::InvalidArgument(format!(
             "the database '{}' is attached read-only, and refreshing '{}' has {} delta rows to apply; open it \
              read-write to refresh (a refresh with nothing to do works read-only)",
@@ -489,7 +499,7 @@ pub fn refresh_all(db: &dyn Sql, cache: &mut Cache, opts: Options) -> Result<Vec
             let inputs = (0..c.tables.len()).map(|_| None).collect();
             let go = Go { key, c, sizes, inputs, requested, pruning, feeds: None };
             let p = second_transaction(db, go, started, &mut round)?;
-            let (p, counts, total_ms) = finish(db, p, started)?;
+            let (p, counts, total_ms) = finish(db, cache, p, started)?;
             done.push((p.key.clone(), p.mode, total_ms, report(&p, counts, started)));
         }
         Ok(())
@@ -497,10 +507,7 @@ pub fn refresh_all(db: &dyn Sql, cache: &mut Cache, opts: Options) -> Result<Vec
     Ok(done
         .into_iter()
         .map(|(key, mode, ms, r)| {
-            match mode {
-                Mode::Incremental => cache.measured(&key, Some(ms), None),
-                Mode::Full => cache.measured(&key, None, Some(ms)),
-            }
+            cache.measured(&key, mode, ms);
             r
         })
         .collect())
@@ -537,25 +544,17 @@ pub fn refresh(db: &dyn Sql, cache: &mut Cache, name: &str, opts: Options) -> Re
     let first_inputs = go.temp_tables();
     let outcome = in_transaction(db, || {
         let p = second_transaction(db, go, started, &mut HashSet::new())?;
-        finish(db, p, started)
+        finish(db, cache, p, started)
     });
     let (p, counts, total_ms) = match outcome {
         Ok(v) => v,
         Err(e) => {
-            for (fresh, delta) in &first_inputs {
-                let _ = capture::discard(db, fresh);
-                if let Some(d) = delta {
-                    let _ = db.execute(&render::drop_table(d));
-                }
-            }
+            discard_temp_tables(db, &first_inputs);
             return Err(e);
         }
     };
     if !is_noop(&p) {
-        match p.mode {
-            Mode::Incremental => cache.measured(&p.key, Some(total_ms), None),
-            Mode::Full => cache.measured(&p.key, None, Some(total_ms)),
-        }
+        cache.measured(&p.key, p.mode, total_ms);
     }
     Ok(report(&p, counts, started))
 }
@@ -629,11 +628,6 @@ pub fn explain(db: &dyn Sql, cache: &mut Cache, name: &str, opts: Options) -> Re
             .collect::<Vec<_>>()
     });
     let _ = db.execute("ROLLBACK");
-    for (fresh, delta) in &first_inputs {
-        let _ = capture::discard(db, fresh);
-        if let Some(d) = delta {
-            let _ = db.execute(&render::drop_table(d));
-        }
-    }
+    discard_temp_tables(db, &first_inputs);
     outcome
 }

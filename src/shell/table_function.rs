@@ -7,7 +7,7 @@
 //! unwind into DuckDB.
 //!
 //! The work's last COMMIT is deferred from init to the first call of the function callback
-//! (`Call::with_connection`, shell/gate.rs): DuckDB checks the caller's interrupt before that
+//! (`Call::with_session`, shell/gate.rs): DuckDB checks the caller's interrupt before that
 //! call, so an interrupted statement never reaches the commit, and its work is rolled back when
 //! DuckDB destroys the init data.
 
@@ -103,22 +103,12 @@ impl<'a> Call<'a> {
         Call { instance, parked: RefCell::new(None) }
     }
 
-    /// Runs `f` with the kept connection. Its last COMMIT is held back until the statement
-    /// reaches the function callback (see the module's comment).
-    pub fn with_connection<T>(&self, f: impl FnOnce(&dyn Sql) -> Result<T>) -> Result<T> {
+    /// Runs `f` with the kept connection and the database's cache of compiled views. Its last
+    /// COMMIT is held back until the statement reaches the function callback (see the module's
+    /// comment).
+    pub fn with_session<T>(&self, f: impl FnOnce(&dyn Sql, &mut crate::execute::Cache) -> Result<T>) -> Result<T> {
         // A second use in one call commits the first's work first (the gate does that on
         // acquire); the earlier `Parked` then only reports that outcome.
-        let earlier = self.parked.borrow_mut().take();
-        let (value, parked) = self.instance.with_connection_deferred(f)?;
-        if let Some(p) = earlier {
-            p.commit()?;
-        }
-        *self.parked.borrow_mut() = parked;
-        Ok(value)
-    }
-
-    /// `with_connection` with the database's cache of compiled views.
-    pub fn with_session<T>(&self, f: impl FnOnce(&dyn Sql, &mut crate::execute::Cache) -> Result<T>) -> Result<T> {
         let earlier = self.parked.borrow_mut().take();
         let (value, parked) = self.instance.with_session_deferred(f)?;
         if let Some(p) = earlier {
