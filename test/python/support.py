@@ -2,6 +2,7 @@
 database with it loaded."""
 import os
 import pathlib
+import time
 
 import duckdb
 
@@ -14,6 +15,19 @@ def connect(path=":memory:", load=True):
     if load:
         con.execute(f"LOAD '{EXTENSION}'")
     return con
+
+
+def connect_when_released(path, read_only=False):
+    """Opens a file another connection of this process just closed. The extension releases a
+    closed database within about 100 ms (its watchdog), longer on a loaded machine: retry."""
+    for _ in range(200):
+        try:
+            con = duckdb.connect(path, read_only=read_only, config={"allow_unsigned_extensions": True})
+            con.execute(f"LOAD '{EXTENSION}'")
+            return con
+        except duckdb.IOException:
+            time.sleep(0.05)
+    raise AssertionError(f"{path} was not released")
 
 
 def mismatches(con, view, query):

@@ -3,33 +3,11 @@ append-only and the diff source alike; a refresh with changes to apply fails wit
 and changes nothing, and succeeds once the database is opened read-write."""
 import os
 import tempfile
-import time
 import unittest
 
 import duckdb
 
-from support import EXTENSION, connect, mismatches
-
-
-def open_read_only(path):
-    # The extension releases a closed database within about 100 ms (its watchdog): retry.
-    for _ in range(200):
-        try:
-            con = duckdb.connect(path, read_only=True, config={"allow_unsigned_extensions": True})
-            con.execute(f"LOAD '{EXTENSION}'")
-            return con
-        except duckdb.IOException:
-            time.sleep(0.05)
-    raise AssertionError("the database was not released")
-
-
-def reopen(path):
-    for _ in range(200):
-        try:
-            return connect(path)
-        except duckdb.IOException:
-            time.sleep(0.05)
-    raise AssertionError("the database was not released")
+from support import connect, connect_when_released, mismatches
 
 
 class ReadOnlyTest(unittest.TestCase):
@@ -46,25 +24,25 @@ class ReadOnlyTest(unittest.TestCase):
             con.execute("CALL openivm_create('w', 'SELECT k, SUM(x) AS s FROM a GROUP BY k')")
             con.close()
 
-            ro = open_read_only(path)
+            ro = connect_when_released(path, read_only=True)
             for view in ("v", "w"):
                 row = ro.execute(f"SELECT terms_run, delta_rows, mode FROM refresh('{view}')").fetchone()
                 self.assertEqual(row, (0, 0, "incremental"))
             ro.close()
 
-            con = reopen(path)
+            con = connect_when_released(path)
             con.execute("INSERT INTO t VALUES (3, 3)")
             con.execute("INSERT INTO a VALUES (3, 3)")
             con.close()
 
-            ro = open_read_only(path)
+            ro = connect_when_released(path, read_only=True)
             for view in ("v", "w"):
                 with self.assertRaises(duckdb.Error) as caught:
                     ro.execute(f"CALL refresh('{view}')")
                 self.assertIn("is attached read-only", str(caught.exception))
             ro.close()
 
-            con = reopen(path)
+            con = connect_when_released(path)
             self.assertEqual(con.execute("SELECT sum(refresh_count) FROM openivm_views").fetchone()[0], 0)
             for view, table in (("v", "t"), ("w", "a")):
                 self.assertEqual(con.execute(f"SELECT delta_rows FROM refresh('{view}')").fetchone()[0], 1)
