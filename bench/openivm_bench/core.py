@@ -448,6 +448,32 @@ class Budget:
         return True
 
 
+def wanted_groups(cfg: Config, rec: Recorder, label: str, source: str, items, available, feats: Features):
+    """The (batch kind, fraction, views) groups of a workload's plan that the command line asks
+    for; views whose functions this build lacks are skipped, and said so."""
+    groups = []
+    for kind, frac, names in items:
+        if not cfg.wanted(source, kind if kind == "none" else f"{kind} {frac * 100:g}%"):
+            continue
+        keep = []
+        for name in names:
+            why = available(name, source, feats)
+            if why:
+                rec.skip(f"{label} [{source}] {kind} {frac:g} {name}", why)
+            else:
+                keep.append(name)
+        if keep:
+            groups.append((kind, frac, keep))
+    return groups
+
+
+def create_views(db: Db, rec: Recorder, label: str, source: str, groups, query_of):
+    """Creates every view the groups refresh (`query_of(name)` is its query), timing each."""
+    for v in sorted({v for _, _, names in groups for v in names}):
+        ms, _ = timed_ms(lambda: db.sql("CALL openivm_create(?, ?)", [v, query_of(v)]).fetchall())
+        rec.note(f"{label} [{source}] created {v} in {ms:.0f} ms")
+
+
 def warm(db: Db, variants: list[Variant], queries: dict[str, str]):
     """Bring base tables and stored results into DuckDB's buffer pool (after opening a copy)."""
     for k, sql in queries.items():

@@ -22,7 +22,7 @@ from __future__ import annotations
 import os
 
 from .core import (Config, Db, Features, Mismatch, Recorder, Stamp, Variant, db_file, discard, remove_db,
-                   run_group, timed_ms, work_copy)
+                   create_views, run_group, timed_ms, wanted_groups, work_copy)
 
 DIM_ROWS = 10_000
 FRACTIONS = (0.001, 0.01, 0.1)
@@ -231,28 +231,13 @@ def run(cfg: Config, feats: Features, rec: Recorder):
 
 
 def run_source(cfg, feats, rec, base, n, ds, source):
-    groups = []
-    for kind, frac, names in plan(source, cfg.quick):
-        if not cfg.wanted(source, kind if kind == "none" else f"{kind} {frac * 100:g}%"):
-            continue
-        keep = []
-        for name in names:
-            why = available(name, source, feats)
-            if why:
-                rec.skip(f"star {ds} [{source}] {kind} {frac:g} {name}", why)
-            else:
-                keep.append(name)
-        if keep:
-            groups.append((kind, frac, keep))
+    groups = wanted_groups(cfg, rec, f"star {ds}", source, plan(source, cfg.quick), available, feats)
     if not groups:
         return
-    views = sorted({v for _, _, names in groups for v in names})
     prep = work_copy(cfg, base)
     db = Db(prep, cfg)
     declare(db, source)
-    for v in views:
-        ms, _ = timed_ms(lambda: db.sql("CALL openivm_create(?, ?)", [v, QUERIES[variant(v).query]]).fetchall())
-        rec.note(f"star {ds} [{source}] created {v} in {ms:.0f} ms")
+    create_views(db, rec, f"star {ds}", source, groups, lambda v: QUERIES[variant(v).query])
     db.close(settle=True)
     for gi, (kind, frac, names) in enumerate(groups):
         work = work_copy(cfg, prep)
