@@ -21,6 +21,11 @@ CREATE TABLE IF NOT EXISTS openivm_views (
 -- first release.
 ALTER TABLE openivm_views ADD COLUMN IF NOT EXISTS view_marker VARCHAR;
 
+-- How the view is maintained ('incremental' or 'full'; NULL in rows made before strategies:
+-- incremental) and why it is not incremental (the construct without an incremental rule).
+ALTER TABLE openivm_views ADD COLUMN IF NOT EXISTS strategy VARCHAR;
+ALTER TABLE openivm_views ADD COLUMN IF NOT EXISTS strategy_reason VARCHAR;
+
 -- Trusted constraints declared by users, for tables whose catalog carries no FOREIGN KEY.
 -- Both endpoints are stored fully qualified together with the incarnation token each table
 -- had when the declaration was made (see docs/fk-aware-pruning.md, "Declaration lifetime").

@@ -11,6 +11,34 @@ pub struct Select {
     pub from: FromItem,
     pub where_clause: Option<Expr>,
     pub group_by: Vec<Expr>,
+    /// What applies to the result as it is read: HAVING, DISTINCT, ORDER BY, LIMIT/OFFSET.
+    pub presentation: Presentation<Expr>,
+}
+
+/// The parts of a query that filter, deduplicate, order and cut its result. The stored result
+/// keeps every group and row; the user-facing view applies these. `E` is the expression type:
+/// as written (`Expr`) or bound (`ir::OrderKey` for the order keys).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Presentation<E> {
+    pub having: Option<Expr>,
+    pub distinct: bool,
+    pub order_by: Vec<OrderItem<E>>,
+    pub limit: Option<i64>,
+    pub offset: Option<i64>,
+}
+
+impl<E> Default for Presentation<E> {
+    fn default() -> Self {
+        Presentation { having: None, distinct: false, order_by: vec![], limit: None, offset: None }
+    }
+}
+
+/// One ORDER BY key with its direction and NULL order as written (None: DuckDB's default).
+#[derive(Clone, Debug, PartialEq)]
+pub struct OrderItem<E> {
+    pub key: E,
+    pub descending: Option<bool>,
+    pub nulls_first: Option<bool>,
 }
 
 #[derive(Clone, Debug, PartialEq)]

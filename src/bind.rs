@@ -4,9 +4,9 @@
 //! expands `*`, checks functions (aggregates must be SUM/COUNT/AVG, scalars deterministic) and
 //! rewrites the select list over the stored columns of the result.
 
-use crate::ast::{CompareOp, Expr, FromItem, Select, TableName};
+use crate::ast::{CompareOp, Expr, FromItem, OrderItem, Presentation, Select, TableName};
 use crate::error::{Error, Result};
-use crate::ir::{stored, AggFunc, Aggregate, ColumnDef, Leaf, Shape, TableId, ViewQuery};
+use crate::ir::{stored, AggFunc, Aggregate, ColumnDef, Leaf, OrderKey, Shape, TableId, ViewQuery};
 
 /// Joins above this many leaves are refused: the term count is 2^N - 1.
 pub const MAX_LEAVES: usize = 16;
@@ -85,8 +85,29 @@ pub fn bind(select: Select, catalog: &dyn Catalog) -> Result<ViewQuery> {
         }
     }
 
-    let has_aggregate = items.iter().any(|(e, _)| contains_aggregate(e));
-    let item_exprs: Vec<Expr> = items.iter().map(|(e, _)| e.clone()).collect();
+    let written = select.presentation;
+    let having = written.having.map(|h| bind_columns(h, &scope, catalog, true)).transpose()?;
+    // ORDER BY keys: an output (by position or alias), else an expression over the input.
+    let mut order_exprs: Vec<(usize, Expr)> = Vec::new();
+    let mut order_by: Vec<OrderItem<OrderKey>> = Vec::new();
+    for (n, o) in written.order_by.into_iter().enumerate() {
+        let key = match output_named(&o.key, &items)? {
+            Some(i) => OrderKey::Output(i),
+            None => {
+                order_exprs.push((n, bind_columns(o.key, &scope, catalog, true)?));
+                OrderKey::Stored(Expr::Constant(crate::ast::Constant::Null))
+            }
+        };
+        order_by.push(OrderItem { key, descending: o.descending, nulls_first: o.nulls_first });
+    }
+
+    let has_aggregate = items.iter().any(|(e, _)| contains_aggregate(e))
+        || having.is_some()
+        || order_exprs.iter().any(|(_, e)| contains_aggregate(e));
+    let mut item_exprs: Vec<Expr> = items.iter().map(|(e, _)| e.clone()).collect();
+    item_exprs.extend(having.iter().cloned());
+    item_exprs.extend(order_exprs.iter().map(|(_, e)| e.clone()));
+    let mut having_stored = None;
     let mut shape = if has_aggregate || !select.group_by.is_empty() {
         let mut keys = Vec::new();
         for g in select.group_by {
@@ -95,10 +116,32 @@ pub fn bind(select: Select, catalog: &dyn Catalog) -> Result<ViewQuery> {
         let mut aggregates = Vec::new();
         let outputs =
             items.into_iter().map(|(e, _)| over_stored(e, &keys, &mut aggregates)).collect::<Result<Vec<_>>>()?;
+        having_stored = having.map(|h| over_stored(h, &keys, &mut aggregates)).transpose()?;
+        for (n, e) in order_exprs {
+            order_by[n].key = OrderKey::Stored(over_stored(e, &keys, &mut aggregates)?);
+        }
         Shape::Grouped { keys, aggregates, outputs }
     } else {
         let outputs: Vec<Expr> = items.into_iter().map(|(e, _)| e).collect();
+        for (n, e) in order_exprs {
+            // Without GROUP BY the stored result holds the outputs only: a key must be one.
+            match outputs.iter().position(|o| o == &e) {
+                Some(i) => order_by[n].key = OrderKey::Output(i),
+                None => {
+                    return Err(Error::Unsupported(
+                        "ORDER BY an expression that is not an output column (in a query without GROUP BY)".into(),
+                    ))
+                }
+            }
+        }
         Shape::Bag { text_identity: vec![false; outputs.len()], outputs }
+    };
+    let presentation = Presentation {
+        having: having_stored,
+        distinct: written.distinct,
+        order_by,
+        limit: written.limit,
+        offset: written.offset,
     };
 
     type_and_check(&scope.leaves, &predicates, &mut shape, &item_exprs, catalog)?;
@@ -133,7 +176,24 @@ pub fn bind(select: Select, catalog: &dyn Catalog) -> Result<ViewQuery> {
         let order: Vec<&String> = leaf.columns.iter().map(|c| &c.name).collect();
         cols.sort_by_key(|c| order.iter().position(|o| *o == c));
     }
-    Ok(ViewQuery { leaves: scope.leaves, predicates, shape, used_columns })
+    Ok(ViewQuery { leaves: scope.leaves, predicates, shape, used_columns, presentation })
+}
+
+/// The output an ORDER BY key names: `ORDER BY 2`, or the alias of a select item
+/// (`ORDER BY revenue`), as DuckDB resolves them before input columns.
+fn output_named(key: &Expr, items: &[(Expr, Option<String>)]) -> Result<Option<usize>> {
+    match key {
+        Expr::Constant(crate::ast::Constant::Integer(n)) => {
+            match usize::try_from(*n).ok().and_then(|n| n.checked_sub(1)).filter(|&i| i < items.len()) {
+                Some(i) => Ok(Some(i)),
+                None => bind_error(format!("ORDER BY position {n} is not in the select list")),
+            }
+        }
+        Expr::Column(parts) if parts.len() == 1 => {
+            Ok(items.iter().position(|(_, a)| a.as_deref().is_some_and(|a| eq_ci(a, &parts[0]))))
+        }
+        _ => Ok(None),
+    }
 }
 
 /// An aggregate call of a select item (`SUM(x)`, `count(*)`), not an expression over one.
@@ -219,7 +279,7 @@ fn flatten(item: FromItem, catalog: &dyn Catalog, scope: &mut Scope, preds: &mut
                 return bind_error(format!("table '{}' does not exist", display_name(&name)));
             };
             if t.id.name.to_ascii_lowercase().starts_with("openivm_") || t.id.schema.eq_ignore_ascii_case("openivm") {
-                return Err(Error::Unsupported(format!(
+                return Err(Error::Refused(format!(
                     "the extension's own tables as sources ('{}': every refresh writes them)",
                     display_name(&name)
                 )));
@@ -388,7 +448,7 @@ fn check_function(name: &str, is_operator: bool, allow_aggregates: bool, catalog
     }
     crate::session::check_function(name)?;
     if crate::session::CLOCK_FUNCTIONS.iter().any(|f| f.eq_ignore_ascii_case(name)) {
-        return Err(Error::Unsupported(format!("the non-deterministic function {name}()")));
+        return Err(Error::Refused(format!("the non-deterministic function {name}()")));
     }
     match catalog.function(name)? {
         None => bind_error(format!("function '{name}' does not exist")),
@@ -396,7 +456,7 @@ fn check_function(name: &str, is_operator: bool, allow_aggregates: bool, catalog
             "the aggregate function {}() (supported: SUM, COUNT(*), COUNT(expr), AVG)",
             name.to_uppercase()
         ))),
-        Some(f) if !f.deterministic => Err(Error::Unsupported(format!("the non-deterministic function {name}()"))),
+        Some(f) if !f.deterministic => Err(Error::Refused(format!("the non-deterministic function {name}()"))),
         Some(_) => Ok(()),
     }
 }
@@ -569,6 +629,7 @@ pub mod tests {
             ),
             where_clause: None,
             group_by: vec![col("p", "name")],
+            presentation: Default::default(),
         }
     }
 
@@ -605,6 +666,40 @@ pub mod tests {
         let mut s = star_select();
         s.items.push(SelectItem { expr: col("f", "id"), alias: None });
         assert!(bind(s, &cat).unwrap_err().to_string().contains("GROUP BY"));
+    }
+
+    #[test]
+    fn order_keys_and_having_bind_to_outputs_or_stored_columns() {
+        use crate::ast::OrderItem;
+        let cat = TestCatalog::star();
+        let item = |key: Expr| OrderItem { key, descending: Some(true), nulls_first: None };
+        let mut s = star_select();
+        s.presentation.order_by = vec![
+            item(Expr::column("total")),                // an alias: output 1
+            item(Expr::Constant(Constant::Integer(1))), // a position: output 0
+            item(func("count_star", vec![])),           // an aggregate that is no output
+        ];
+        s.presentation.having = Some(eq(func("sum", vec![col("f", "amount")]), Expr::Constant(Constant::Integer(3))));
+        s.presentation.limit = Some(5);
+        let q = bind(s, &cat).unwrap();
+        let keys: Vec<&OrderKey> = q.presentation.order_by.iter().map(|o| &o.key).collect();
+        assert_eq!(keys[0], &OrderKey::Output(1));
+        assert_eq!(keys[1], &OrderKey::Output(0));
+        assert_eq!(keys[2], &OrderKey::Stored(Expr::column("openivm_a1")));
+        // HAVING's SUM is the select list's (openivm_a0); count(*) was added as aggregate 1
+        assert_eq!(q.presentation.having, Some(eq(Expr::column("openivm_a0"), Expr::Constant(Constant::Integer(3)))));
+        assert_eq!(q.aggregate_count(), 2);
+        assert_eq!(q.presentation.limit, Some(5));
+
+        // without GROUP BY, an order key must be an output
+        let mut s = star_select();
+        s.items.truncate(1);
+        s.group_by.clear();
+        s.presentation.order_by = vec![item(col("p", "name"))];
+        let q = bind(s.clone(), &cat).unwrap();
+        assert_eq!(q.presentation.order_by[0].key, OrderKey::Output(0));
+        s.presentation.order_by = vec![item(col("f", "amount"))];
+        assert!(bind(s, &cat).unwrap_err().to_string().contains("not an output column"));
     }
 
     #[test]
@@ -672,6 +767,7 @@ pub mod tests {
             from: table("event", "e"),
             where_clause: None,
             group_by,
+            presentation: Default::default(),
         };
         let q = bind(select(vec![at(), func("sum", vec![col("e", "amount")])], vec![at()]), &cat).unwrap();
         let Shape::Grouped { aggregates, .. } = q.shape else { panic!() };
@@ -712,6 +808,7 @@ pub mod tests {
             },
             where_clause: None,
             group_by: vec![],
+            presentation: Default::default(),
         };
         let q = bind(s, &cat).unwrap();
         let Shape::Bag { outputs, .. } = q.shape else { panic!() };

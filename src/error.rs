@@ -7,6 +7,11 @@ pub enum Error {
     #[error("openivm: unsupported in an incrementally maintained view: {0}")]
     Unsupported(String),
 
+    /// A query no strategy may maintain: its result depends on the caller's session, the clock
+    /// or chance, or it reads what openivm cannot watch. Never falls back to recomputing.
+    #[error("openivm: refused as a maintained view: {0}")]
+    Refused(String),
+
     #[error("openivm: could not parse the view query: {0}")]
     Parse(String),
 
@@ -75,6 +80,7 @@ mod tests {
     fn all(s: &str) -> Vec<Error> {
         vec![
             Error::Unsupported(s.into()),
+            Error::Refused(s.into()),
             Error::Parse(s.into()),
             Error::Bind(s.into()),
             Error::InvalidArgument(s.into()),

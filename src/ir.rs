@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::ast::Expr;
+use crate::ast::{Expr, Presentation};
 
 /// A base table's fully qualified identity.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -101,6 +101,17 @@ pub struct ViewQuery {
     pub shape: Shape,
     /// For each leaf, the columns of its table the view reads (catalog spelling, table order).
     pub used_columns: Vec<Vec<String>>,
+    /// HAVING (over stored columns), DISTINCT, ORDER BY, LIMIT/OFFSET: applied by the view.
+    pub presentation: Presentation<OrderKey>,
+}
+
+/// An ORDER BY key of the user-facing view.
+#[derive(Clone, Debug, PartialEq)]
+pub enum OrderKey {
+    /// Output column i (by position or alias).
+    Output(usize),
+    /// An expression over the stored columns (`openivm_g<i>`, `openivm_a<j>`).
+    Stored(Expr),
 }
 
 impl ViewQuery {

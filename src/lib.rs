@@ -23,3 +23,4 @@ pub mod render;
 pub mod session;
 pub mod settings;
 pub mod shell;
+pub mod strategy;

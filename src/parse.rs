@@ -50,6 +50,19 @@ struct RawNode {
 struct RawModifier {
     #[serde(rename = "type")]
     kind: String,
+    distinct_on_targets: Vec<Value>,
+    orders: Vec<RawOrder>,
+    limit: Option<RawExpr>,
+    offset: Option<RawExpr>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct RawOrder {
+    #[serde(rename = "type")]
+    kind: String,
+    null_order: String,
+    expression: RawExpr,
 }
 
 #[derive(Deserialize, Default)]
@@ -203,17 +216,8 @@ fn select_node(node: RawNode) -> Result<Select> {
     if !node.cte_map.map.is_empty() {
         return unsupported("common table expressions (WITH)");
     }
-    if let Some(m) = node.modifiers.first() {
-        return match m.kind.as_str() {
-            "DISTINCT_MODIFIER" => unsupported("DISTINCT"),
-            "ORDER_MODIFIER" => unsupported("ORDER BY"),
-            "LIMIT_MODIFIER" | "LIMIT_PERCENT_MODIFIER" => unsupported("LIMIT/OFFSET"),
-            other => unsupported(format!("query modifier {other}")),
-        };
-    }
-    if node.having.is_some() {
-        return unsupported("HAVING");
-    }
+    let mut presentation = modifiers(node.modifiers)?;
+    presentation.having = node.having.map(expr).transpose()?;
     if node.qualify.is_some() {
         return unsupported("QUALIFY");
     }
@@ -243,7 +247,61 @@ fn select_node(node: RawNode) -> Result<Select> {
         from,
         where_clause: node.where_clause.map(expr).transpose()?,
         group_by: node.group_expressions.into_iter().map(expr).collect::<Result<_>>()?,
+        presentation,
     })
+}
+
+/// DISTINCT, ORDER BY and LIMIT/OFFSET, in the order DuckDB's parser writes them.
+fn modifiers(mods: Vec<RawModifier>) -> Result<crate::ast::Presentation<Expr>> {
+    let mut p = crate::ast::Presentation::default();
+    let mut stage = 0; // DISTINCT, then ORDER BY, then LIMIT: anything else is a nesting we do not model
+    for m in mods {
+        let at = match m.kind.as_str() {
+            "DISTINCT_MODIFIER" => 1,
+            "ORDER_MODIFIER" => 2,
+            "LIMIT_MODIFIER" => 3,
+            "LIMIT_PERCENT_MODIFIER" => return unsupported("LIMIT ... PERCENT"),
+            other => return unsupported(format!("query modifier {other}")),
+        };
+        if at <= stage {
+            return unsupported("query modifiers in this order");
+        }
+        stage = at;
+        match at {
+            1 if !m.distinct_on_targets.is_empty() => return unsupported("DISTINCT ON"),
+            1 => p.distinct = true,
+            2 => {
+                for o in m.orders {
+                    let descending = match o.kind.as_str() {
+                        "ORDER_DEFAULT" => None,
+                        "ASCENDING" => Some(false),
+                        "DESCENDING" => Some(true),
+                        other => return unsupported(format!("ORDER BY direction {other}")),
+                    };
+                    let nulls_first = match o.null_order.as_str() {
+                        "ORDER_DEFAULT" => None,
+                        "NULLS FIRST" | "NULLS_FIRST" => Some(true),
+                        "NULLS LAST" | "NULLS_LAST" => Some(false),
+                        other => return unsupported(format!("ORDER BY null order {other}")),
+                    };
+                    p.order_by.push(crate::ast::OrderItem { key: expr(o.expression)?, descending, nulls_first });
+                }
+            }
+            _ => {
+                p.limit = m.limit.map(row_count).transpose()?;
+                p.offset = m.offset.map(row_count).transpose()?;
+            }
+        }
+    }
+    Ok(p)
+}
+
+/// A LIMIT or OFFSET: a non-negative integer literal (anything computed is not modelled).
+fn row_count(e: RawExpr) -> Result<i64> {
+    match expr(e)? {
+        Expr::Constant(Constant::Integer(n)) if (0..=i64::MAX as i128).contains(&n) => Ok(n as i64),
+        _ => unsupported("LIMIT/OFFSET other than an integer literal"),
+    }
 }
 
 fn table_ref(t: RawTableRef) -> Result<FromItem> {
@@ -649,12 +707,28 @@ mod tests {
             )
         };
         let err = |extra: &str| parse_select(&node(extra)).unwrap_err().to_string();
-        assert!(err(r#""modifiers":[{"type":"DISTINCT_MODIFIER"}],"#).contains("DISTINCT"));
-        assert!(err(r#""modifiers":[{"type":"ORDER_MODIFIER"}],"#).contains("ORDER BY"));
-        assert!(err(
-            r#""having":{"class":"CONSTANT","type":"VALUE_CONSTANT","value":{"type":{"id":"BOOLEAN"},"value":true}},"#
-        )
-        .contains("HAVING"));
+        assert!(err(r#""modifiers":[{"type":"DISTINCT_MODIFIER","distinct_on_targets":[{"class":"COLUMN_REF","column_names":["a"]}]}],"#)
+            .contains("DISTINCT ON"));
+        assert!(err(r#""modifiers":[{"type":"LIMIT_PERCENT_MODIFIER"}],"#).contains("PERCENT"));
+        assert!(err(r#""modifiers":[{"type":"ORDER_MODIFIER"},{"type":"DISTINCT_MODIFIER"}],"#).contains("order"));
+        let limit = |n: &str| format!(r#""modifiers":[{{"type":"LIMIT_MODIFIER","limit":{n}}}],"#);
+        assert!(err(&limit(r#"{"class":"COLUMN_REF","column_names":["a"]}"#)).contains("integer literal"));
+        // DISTINCT, ORDER BY (direction and NULL order as written), LIMIT/OFFSET and HAVING are read
+        let json = node(
+            r#""modifiers":[{"type":"DISTINCT_MODIFIER","distinct_on_targets":[]},
+              {"type":"ORDER_MODIFIER","orders":[{"type":"DESCENDING","null_order":"NULLS FIRST","expression":{"class":"COLUMN_REF","column_names":["a"]}},
+                                                  {"type":"ORDER_DEFAULT","null_order":"ORDER_DEFAULT","expression":{"class":"COLUMN_REF","column_names":["b"]}}]},
+              {"type":"LIMIT_MODIFIER","limit":{"class":"CONSTANT","value":{"type":{"id":"INTEGER"},"value":3}},
+               "offset":{"class":"CONSTANT","value":{"type":{"id":"BIGINT"},"value":1}}}],
+              "having":{"class":"CONSTANT","type":"VALUE_CONSTANT","value":{"type":{"id":"BOOLEAN"},"value":true}},"#,
+        );
+        let p = parse_select(&json).unwrap().presentation;
+        assert!(p.distinct);
+        assert_eq!(p.order_by.len(), 2);
+        assert_eq!((p.order_by[0].descending, p.order_by[0].nulls_first), (Some(true), Some(true)));
+        assert_eq!((p.order_by[1].descending, p.order_by[1].nulls_first), (None, None));
+        assert_eq!((p.limit, p.offset), (Some(3), Some(1)));
+        assert_eq!(p.having, Some(Expr::Constant(Constant::Bool(true))));
         let set_op = r#"{"error":false,"statements":[{"node":{"type":"SET_OPERATION_NODE"}}]}"#;
         assert!(parse_select(set_op).unwrap_err().to_string().contains("set operations"));
     }

@@ -2,7 +2,7 @@
 //! escaped here; no other module builds SQL from strings.
 
 use crate::ast::{CompareOp, Constant, Expr, TypeName};
-use crate::ir::{stored, AggFunc, ColumnDef, Leaf, Shape, SumInput, TableId, ViewQuery};
+use crate::ir::{stored, AggFunc, ColumnDef, Leaf, OrderKey, Shape, SumInput, TableId, ViewQuery};
 use crate::plan::{Mask, Term};
 
 pub mod capture;
@@ -634,13 +634,58 @@ pub fn visible_view(q: &ViewQuery, data: &Qualified, outputs: &[OutputColumn], s
             }
             format!("SELECT {} FROM {}", cols.join(", "), data.sql())
         }
+        // DISTINCT reads each stored row once; otherwise a row is repeated for its copies.
+        Shape::Bag { .. } if q.presentation.distinct => format!("SELECT * FROM {}", data.sql()),
         Shape::Bag { .. } => format!(
             "SELECT *, UNNEST(range(CAST({c} AS BIGINT))) AS openivm_copy FROM {d}",
             c = ident(stored::COUNT),
             d = data.sql()
         ),
     };
-    format!("SELECT {select} FROM ({inner}) AS openivm_r")
+    let p = &q.presentation;
+    let distinct = if p.distinct { "DISTINCT " } else { "" };
+    let mut sql = format!("SELECT {distinct}{select} FROM ({inner}) AS openivm_r");
+    if let Some(h) = &p.having {
+        sql.push_str(&format!(" WHERE {}", expr(h, &[])));
+    }
+    if !p.order_by.is_empty() {
+        let keys = list(&p.order_by, ", ", |o| {
+            let key = match &o.key {
+                OrderKey::Output(i) => outputs.get(*i).map_or_else(|| "NULL".to_string(), |c| ident(&c.name)),
+                OrderKey::Stored(e) => expr(e, &[]),
+            };
+            let dir = match o.descending {
+                None => "",
+                Some(false) => " ASC",
+                Some(true) => " DESC",
+            };
+            let nulls = match o.nulls_first {
+                None => "",
+                Some(true) => " NULLS FIRST",
+                Some(false) => " NULLS LAST",
+            };
+            format!("{key}{dir}{nulls}")
+        });
+        sql.push_str(&format!(" ORDER BY {keys}"));
+    }
+    if let Some(n) = p.limit {
+        sql.push_str(&format!(" LIMIT {n}"));
+    }
+    if let Some(n) = p.offset {
+        sql.push_str(&format!(" OFFSET {n}"));
+    }
+    sql
+}
+
+/// The user-facing view of a full view: the stored result as the query gave it, read in the
+/// order it was stored when the query orders its rows.
+pub fn full_view(data: &Qualified, outputs: &[OutputColumn], ordered: bool) -> String {
+    let cols = list(outputs, ", ", |o| ident(&o.name));
+    if ordered {
+        format!("SELECT {cols} FROM {} ORDER BY rowid", data.sql())
+    } else {
+        format!("SELECT {cols} FROM {}", data.sql())
+    }
 }
 
 /// The scale of a DECIMAL type as DuckDB names it (`DECIMAL(38,2)` -> 2).
@@ -706,13 +751,14 @@ pub fn create_temp_table_as(name: &Qualified, select: &str) -> String {
     format!("CREATE TEMP TABLE {} AS {}", ident(&name.name), select)
 }
 
-/// Rows of a recompute of `query` that the view lacks, and rows of the view the recompute lacks
-/// (multisets: duplicates count).
-pub fn verify_counts(view: &Qualified, query: &str) -> String {
+/// Rows of a recompute (materialized in `recompute`) that the view lacks, and rows of the view
+/// the recompute lacks (multisets: duplicates count).
+pub fn verify_counts(view: &Qualified, recompute: &Qualified) -> String {
     format!(
-        "SELECT (SELECT count(*) FROM (SELECT * FROM ({query}) EXCEPT ALL SELECT * FROM {v}))::BIGINT, \
-         (SELECT count(*) FROM (SELECT * FROM {v} EXCEPT ALL SELECT * FROM ({query})))::BIGINT",
-        v = view.sql()
+        "SELECT (SELECT count(*) FROM (SELECT * FROM {r} EXCEPT ALL SELECT * FROM {v}))::BIGINT, \
+         (SELECT count(*) FROM (SELECT * FROM {v} EXCEPT ALL SELECT * FROM {r}))::BIGINT",
+        v = view.sql(),
+        r = ident(&recompute.name)
     )
 }
 

@@ -29,7 +29,7 @@ pub const CLOCK_FUNCTIONS: &[&str] = &["current_localtime", "current_localtimest
 /// Refuses a call of a session-dependent function.
 pub fn check_function(name: &str) -> Result<()> {
     if SESSION_FUNCTIONS.iter().any(|f| f.eq_ignore_ascii_case(name)) {
-        return Err(Error::Unsupported(format!("{}() ({SESSION})", name.to_ascii_lowercase())));
+        return Err(Error::Refused(format!("{}() ({SESSION})", name.to_ascii_lowercase())));
     }
     Ok(())
 }
@@ -50,7 +50,7 @@ fn is_text(e: &Expr) -> bool {
 }
 
 fn refuse<T>(what: String) -> Result<T> {
-    Err(Error::Unsupported(format!("{what} ({TIME_ZONE})")))
+    Err(Error::Refused(format!("{what} ({TIME_ZONE})")))
 }
 
 const TZ: &str = "TIMESTAMP WITH TIME ZONE";
@@ -286,7 +286,7 @@ mod tests {
     fn refuses_session_functions() {
         assert_eq!(
             check_function("getvariable").unwrap_err().to_string(),
-            "openivm: unsupported in an incrementally maintained view: getvariable() (depends on the caller's session; the refresh runs in openivm's own session)"
+            "openivm: refused as a maintained view: getvariable() (depends on the caller's session; the refresh runs in openivm's own session)"
         );
         assert!(check_function("CURRENT_SETTING").is_err());
         assert!(check_function("upper").is_ok());

@@ -11,6 +11,7 @@ use crate::error::{Error, Result};
 use crate::facts::ForeignKey;
 use crate::ir::{ColumnDef, TableId, ViewQuery};
 use crate::render::OutputColumn;
+use crate::strategy::Strategy;
 use crate::{fk_sources, settings};
 
 use super::mode::Mode;
@@ -51,6 +52,8 @@ pub struct Settings {
 #[derive(Default)]
 pub struct Cache {
     views: HashMap<String, Compiled>,
+    /// Views known to be maintained by the full strategy (their queries are not compiled).
+    fulls: std::collections::HashSet<String>,
     settings: Option<Settings>,
     defaults: Option<(String, String)>,
     read_only: Option<bool>,
@@ -81,11 +84,31 @@ impl Cache {
     /// setting changed).
     pub fn invalidate(&mut self) {
         self.views.clear();
+        self.fulls.clear();
         self.settings = None;
     }
 
     pub fn forget(&mut self, key: &str) {
         self.views.remove(key);
+        self.fulls.remove(key);
+    }
+
+    /// How the view `name` is maintained: known from the cache, else read from its metadata row.
+    pub fn strategy(&mut self, db: &dyn Sql, name: &str) -> Result<Strategy> {
+        let defaults = self.defaults(db)?;
+        let at = view_location(&defaults, name)?;
+        let key = format!("{}.{}", at.schema.to_lowercase(), at.name.to_lowercase());
+        if self.views.contains_key(&key) {
+            return Ok(Strategy::Incremental);
+        }
+        if self.fulls.contains(&key) {
+            return Ok(Strategy::Full);
+        }
+        let strategy = find_view(db, &defaults, name)?.strategy;
+        if strategy == Strategy::Full {
+            self.fulls.insert(key);
+        }
+        Ok(strategy)
     }
 
     pub fn defaults(&mut self, db: &dyn Sql) -> Result<(String, String)> {
@@ -119,6 +142,9 @@ impl Cache {
             }
         }
         let view = find_view(db, &defaults, name)?;
+        if view.strategy != Strategy::Incremental {
+            return Err(Error::Internal(format!("'{name}' is not maintained incrementally")));
+        }
         // A name that no longer resolves is a schema change; DuckDB's own errors pass through.
         let (q, outputs) = compile(db, &view.query).map_err(|e| {
             if e.is_schema_change() {

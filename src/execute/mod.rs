@@ -3,6 +3,7 @@
 //! recompute, advance the cursors), explain (the same plan, not applied), drop.
 
 pub mod cache;
+pub mod full;
 pub mod mode;
 pub mod refresh;
 pub mod verify;
@@ -21,6 +22,7 @@ use crate::ir::{ColumnDef, TableId, ViewQuery};
 use crate::parse::parse_select;
 use crate::render::{self, OutputColumn, Qualified};
 use crate::settings;
+use crate::strategy::{self, Strategy};
 
 pub use cache::Cache;
 
@@ -90,6 +92,9 @@ pub struct ViewRecord {
     pub signature: String,
     /// The comment openivm put on the view it created (None for views made before it did).
     pub marker: Option<String>,
+    pub strategy: Strategy,
+    /// The construct without an incremental rule (None for incremental views).
+    pub strategy_reason: Option<String>,
 }
 
 /// What stands under a maintained view's name now.
@@ -139,6 +144,8 @@ fn find_view(db: &dyn Sql, defaults: &(String, String), arg: &str) -> Result<Vie
         query: r.text(3)?,
         signature: r.text(5)?,
         marker: r.opt_text(6)?.map(str::to_string),
+        strategy: Strategy::parse(r.opt_text(7)?),
+        strategy_reason: r.opt_text(8)?.map(str::to_string),
         at,
     })
 }
@@ -219,6 +226,7 @@ fn record_history(db: &dyn Sql, h: &HistoryRow) -> Result<()> {
 pub struct Created {
     pub view: String,
     pub rows: i64,
+    pub strategy: Strategy,
 }
 
 pub fn create(db: &dyn Sql, cache: &mut Cache, name: &str, query: &str) -> Result<Created> {
@@ -248,16 +256,23 @@ pub fn create(db: &dyn Sql, cache: &mut Cache, name: &str, query: &str) -> Resul
                 at.name, at.name
             )));
         }
-        // DuckDB's own binder has the last word on the query and names its columns.
-        let (q, outputs) = compile(db, query)?;
-        for (i, o) in outputs.iter().enumerate() {
-            if outputs[..i].iter().any(|p| p.name.eq_ignore_ascii_case(&o.name)) {
-                return Err(Error::InvalidArgument(format!(
-                    "the query has two output columns named '{}'; give them distinct aliases",
-                    o.name
-                )));
+        // DuckDB's own binder has the last word on the query and names its columns. A query
+        // without incremental rules that DuckDB can run is maintained by recomputing it.
+        let (q, outputs) = match compile(db, query) {
+            Ok(compiled) => compiled,
+            Err(why) if strategy::falls_back(&why) => {
+                let outputs = match describe(db, query) {
+                    Ok(o) => o,
+                    // A name that does not resolve for openivm's binder nor for DuckDB's.
+                    Err(_) if matches!(why, Error::Bind(_)) => return Err(why),
+                    Err(e) => return Err(e),
+                };
+                check_output_names(&outputs)?;
+                return full::create(db, &at, query, &why, &outputs, started);
             }
-        }
+            Err(e) => return Err(e),
+        };
+        check_output_names(&outputs)?;
         // Attach to the tables' feeds first: a feed other views already read is brought up to
         // date (its batch logged for them), so that the fill below and the cursor agree.
         attach(db, &q, &at, &defaults.0)?;
@@ -282,7 +297,19 @@ pub fn create(db: &dyn Sql, cache: &mut Cache, name: &str, query: &str) -> Resul
             .map_err(|e| Error::Internal(e.to_string()))?;
         db.execute_with(
             VIEW_INSERT,
-            &[&at.name, &at.catalog, &at.schema, query, &leaves, q.kind(), &data.name, &signature(&q), &marker],
+            &[
+                &at.name,
+                &at.catalog,
+                &at.schema,
+                query,
+                &leaves,
+                q.kind(),
+                &data.name,
+                &signature(&q),
+                &marker,
+                Strategy::Incremental.as_str(),
+                "",
+            ],
         )?;
         let rows = db.scalar_int(&render::count_rows(&at), &[])?;
         let total_ms = started.elapsed().as_secs_f64() * 1000.0;
@@ -300,9 +327,22 @@ pub fn create(db: &dyn Sql, cache: &mut Cache, name: &str, query: &str) -> Resul
                 total_ms,
             },
         )?;
-        Ok(Created { view: at.name.clone(), rows })
+        Ok(Created { view: at.name.clone(), rows, strategy: Strategy::Incremental })
     })?;
     Ok(created)
+}
+
+/// Refuses two output columns of one name (the stored result names its columns after them).
+fn check_output_names(outputs: &[OutputColumn]) -> Result<()> {
+    for (i, o) in outputs.iter().enumerate() {
+        if outputs[..i].iter().any(|p| p.name.eq_ignore_ascii_case(&o.name)) {
+            return Err(Error::InvalidArgument(format!(
+                "the query has two output columns named '{}'; give them distinct aliases",
+                o.name
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// Attaches a view to the feeds of its tables (starting feeds no view reads yet), with its

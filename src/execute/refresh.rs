@@ -21,6 +21,7 @@ use crate::error::{Error, Result};
 use crate::facts::{self, ProvenRelation};
 use crate::plan::{self, Term, TermCounts, TermStatus};
 use crate::render::{self, Qualified, Source};
+use crate::strategy::Strategy;
 
 const VIEW_MARK_REFRESHED: &str = include_str!("../../sql/views/mark_refreshed.sql");
 
@@ -492,6 +493,11 @@ pub fn refresh_all(db: &dyn Sql, cache: &mut Cache, opts: Options) -> Result<Vec
         let mut round = HashSet::new();
         for name in &views {
             let started = Instant::now();
+            if cache.strategy(db, name)? == Strategy::Full {
+                let r = super::full::refresh_in(db, cache, name, started)?;
+                done.push((String::new(), Mode::Full, r.duration_ms, r));
+                continue;
+            }
             let (key, c, sizes) = cache.compiled(db, name)?;
             let settings = cache.settings(db)?;
             let requested = requested_mode(&settings, &opts);
@@ -522,6 +528,9 @@ pub struct RefreshReport {
 }
 
 pub fn refresh(db: &dyn Sql, cache: &mut Cache, name: &str, opts: Options) -> Result<RefreshReport> {
+    if cache.strategy(db, name)? == Strategy::Full {
+        return super::full::refresh(db, cache, name);
+    }
     let started = Instant::now();
     let first = in_transaction(db, || first_transaction(db, cache, name, &opts))?;
     let go = match first {
@@ -573,6 +582,22 @@ pub struct ExplainRow {
 /// The plan of the next refresh, without applying it: the capture runs in transactions whose
 /// persistent writes are rolled back (only temp tables are committed, and dropped).
 pub fn explain(db: &dyn Sql, cache: &mut Cache, name: &str, opts: Options) -> Result<Vec<ExplainRow>> {
+    if cache.strategy(db, name)? == Strategy::Full {
+        let view = super::full::record(db, cache, name)?;
+        return Ok(vec![ExplainRow {
+            mask: 0,
+            delta_leaves: String::new(),
+            sign: 1,
+            status: TermStatus::Run,
+            reason: format!(
+                "recompute of the whole view: no incremental rule for {}",
+                view.strategy_reason.as_deref().unwrap_or("its query")
+            ),
+            sql: view.query.clone(),
+            mode: Mode::Full,
+            mode_reason: super::full::mode_reason(&view),
+        }]);
+    }
     let started = Instant::now();
     let first = in_transaction(db, || first_transaction(db, cache, name, &opts))?;
     let go = match first {

@@ -18,13 +18,24 @@ pub struct Verified {
 }
 
 pub fn verify(db: &dyn Sql, cache: &mut Cache, name: &str, repair: bool) -> Result<Verified> {
-    let (_, c, _) = cache.compiled(db, name)?;
-    let rows = db.query(&render::verify_counts(&c.view.at, &c.view.query))?;
+    let view = if cache.strategy(db, name)? == crate::strategy::Strategy::Full {
+        super::full::record(db, cache, name)?
+    } else {
+        cache.compiled(db, name)?.1.view
+    };
+    // The recompute is materialized first: the user's query is run as it was written (a
+    // trailing semicolon and all), never spliced into another statement.
+    let recompute = render::Qualified::temp("openivm_verify_recompute".into());
+    db.execute(&render::drop_table(&recompute))?;
+    db.execute(&render::create_temp_table_as(&recompute, &view.query))?;
+    let rows = db.query(&render::verify_counts(&view.at, &recompute));
+    db.execute(&render::drop_table(&recompute))?;
+    let rows = rows?;
     let r = rows.first().ok_or_else(|| Error::Internal("the comparison returned no row".into()))?;
     let (missing_rows, extra_rows) = (r.int(0)?, r.int(1)?);
     let repaired = repair && (missing_rows > 0 || extra_rows > 0);
     if repaired {
         refresh::refresh(db, cache, name, Options { fk_pruning: None, mode: Some(Requested::Full) })?;
     }
-    Ok(Verified { view: c.view.at.name.clone(), missing_rows, extra_rows, repaired })
+    Ok(Verified { view: view.at.name.clone(), missing_rows, extra_rows, repaired })
 }

@@ -12,7 +12,7 @@ use crate::{lookup, rely, settings};
 fn create(inst: &Call, args: &Args) -> Result<Rows> {
     let (name, query) = (args.text(0, "view_name")?, args.text(1, "query")?);
     let c = inst.with_session(|db, cache| execute::create(db, cache, name, query))?;
-    Ok(vec![vec![Value::Text(c.view), Value::Int(c.rows)]])
+    Ok(vec![vec![Value::Text(c.view), Value::Int(c.rows), Value::Text(c.strategy.as_str().to_string())]])
 }
 
 fn options(args: &Args) -> Result<refresh::Options> {
@@ -245,7 +245,7 @@ pub static SPECS: &[Spec] = &[
         params: &["view_name", "query"],
         named_flags: &[],
         named_text: &[],
-        columns: &[("view_name", T::Varchar), ("rows", T::BigInt)],
+        columns: &[("view_name", T::Varchar), ("rows", T::BigInt), ("strategy", T::Varchar)],
         run: create,
         validate: Some(valid_new_view),
     },

@@ -1,0 +1,202 @@
+//! The `full` strategy: a view whose query has no incremental rule is stored as the query's
+//! result and recomputed whole in every refresh's transaction.
+//!
+//! Creating one checks what `strategy` checks (deterministic, no session state, no value with a
+//! time zone, only tables as sources) on DuckDB's parse tree and bound plan of the query, stores
+//! `CREATE TABLE openivm_data_v AS <query>` and creates the view `v` over it; a query whose
+//! outermost level orders its rows (ORDER BY, with or without LIMIT) keeps that order, since an
+//! insert preserves the order of the query it inserts and the view reads the rows by rowid. A
+//! refresh always recomputes (it has no change state to tell it that nothing changed).
+
+use std::time::Instant;
+
+use serde_json::Value;
+
+use super::mode::Mode;
+use super::refresh::RefreshReport;
+use super::{check_standing, describe, find_view, record_history, Cache, Created, HistoryRow, ViewRecord};
+use crate::catalog::SqlCatalog;
+use crate::db::Sql;
+use crate::error::{Error, Result};
+use crate::render::{self, OutputColumn, Qualified};
+use crate::strategy::{self, FunctionFacts, Strategy};
+
+const PARSE_TREE: &str = include_str!("../../sql/catalog/parse_tree.sql");
+const PLAN_TREE: &str = include_str!("../../sql/catalog/plan_tree.sql");
+const VIEW_INSERT: &str = include_str!("../../sql/views/insert.sql");
+const VIEW_MARK_REFRESHED: &str = include_str!("../../sql/views/mark_refreshed.sql");
+const NEW_TOKEN: &str = include_str!("../../sql/facts/new_token.sql");
+
+/// The names and types of a full view's output, as stored in `signature`: a refresh whose
+/// query no longer gives them fails as a schema change instead of inserting other columns.
+fn output_signature(outputs: &[OutputColumn]) -> String {
+    serde_json::to_string(&outputs.iter().map(|o| (&o.name, &o.ty)).collect::<Vec<_>>()).unwrap_or_default()
+}
+
+fn json_of(db: &dyn Sql, sql: &str, query: &str, what: &str) -> Result<Value> {
+    let text = db.scalar(sql, &[query])?.ok_or_else(|| Error::Internal(format!("DuckDB returned no {what}")))?;
+    let v: Value =
+        serde_json::from_str(&text).map_err(|e| Error::Internal(format!("DuckDB's {what} could not be read ({e})")))?;
+    if v.get("error").and_then(Value::as_bool) == Some(true) {
+        let message = v.get("error_message").and_then(Value::as_str).unwrap_or("unknown error");
+        return Err(Error::Sql { message: message.to_string(), sql: query.to_string() });
+    }
+    Ok(v)
+}
+
+/// Checks that a query the incremental rules do not cover may be maintained by recomputing it,
+/// and returns whether its outermost level orders its rows.
+fn check(db: &dyn Sql, query: &str) -> Result<bool> {
+    let tree = json_of(db, PARSE_TREE, query, "parse tree")?;
+    let node = tree
+        .get("statements")
+        .and_then(|s| s.get(0))
+        .and_then(|s| s.get("node"))
+        .ok_or_else(|| Error::Internal("the parse tree has no statement".into()))?;
+    let scan = strategy::scan(node);
+    let catalog = SqlCatalog::new(db);
+    strategy::check_full(&scan, &mut |name| {
+        use crate::bind::Catalog;
+        Ok(catalog.function(name)?.map(|f| FunctionFacts { deterministic: f.deterministic }))
+    })?;
+    // DuckDB binds the query (its errors are the user's answer), expanding views and CTEs.
+    let plan = strategy::plan_facts(&json_of(db, PLAN_TREE, query, "plan")?);
+    strategy::check_time_zones(&plan)?;
+    for t in &plan.tables {
+        let own = t.name.to_ascii_lowercase().starts_with("openivm_")
+            && !t.name.to_ascii_lowercase().starts_with("openivm_data_");
+        if own || t.schema.eq_ignore_ascii_case("openivm") {
+            return Err(Error::Refused(format!(
+                "the extension's own tables as sources ('{}.{}': every refresh writes them)",
+                t.schema, t.name
+            )));
+        }
+    }
+    Ok(scan.ordered)
+}
+
+/// Creates a full view (in the caller's transaction). `why` is what the incremental rules
+/// could not cover; it becomes the view's `strategy_reason`.
+pub fn create(
+    db: &dyn Sql,
+    at: &Qualified,
+    query: &str,
+    why: &Error,
+    outputs: &[OutputColumn],
+    started: Instant,
+) -> Result<Created> {
+    let ordered = check(db, query)?;
+    let reason = match why {
+        Error::Unsupported(what) | Error::Bind(what) => what.clone(),
+        other => other.to_string(),
+    };
+    let data = at.sibling(format!("openivm_data_{}", at.name));
+    db.execute(&render::create_table_as(&data, query))?;
+    db.execute(&render::create_view(at, &render::full_view(&data, outputs, ordered)))?;
+    let token = db.scalar(NEW_TOKEN, &[])?.ok_or_else(|| Error::Internal("no token was made".into()))?;
+    let marker = format!("maintained by openivm ({token})");
+    db.execute(&render::comment_on_view(at, &marker))?;
+    db.execute_with(
+        VIEW_INSERT,
+        &[
+            &at.name,
+            &at.catalog,
+            &at.schema,
+            query,
+            "[]",
+            "query",
+            &data.name,
+            &output_signature(outputs),
+            &marker,
+            Strategy::Full.as_str(),
+            &reason,
+        ],
+    )?;
+    let rows = db.scalar_int(&render::count_rows(at), &[])?;
+    let total_ms = started.elapsed().as_secs_f64() * 1000.0;
+    record_history(
+        db,
+        &HistoryRow {
+            view: at,
+            before_us: 0,
+            mode: Mode::Full,
+            reason: "initial fill (strategy full)",
+            counts: Default::default(),
+            delta_rows: 0,
+            capture_ms: 0.0,
+            apply_ms: total_ms,
+            total_ms,
+        },
+    )?;
+    Ok(Created { view: at.name.clone(), rows, strategy: Strategy::Full })
+}
+
+/// Why the view is recomputed, as explain and the history say it.
+pub fn mode_reason(view: &ViewRecord) -> String {
+    format!(
+        "strategy full: the whole view is recomputed at every refresh (no incremental rule for {})",
+        view.strategy_reason.as_deref().unwrap_or("its query")
+    )
+}
+
+/// Refreshes a full view in the caller's transaction: the stored result is replaced by the
+/// query's result now.
+pub fn refresh_in(db: &dyn Sql, cache: &mut Cache, name: &str, started: Instant) -> Result<RefreshReport> {
+    let defaults = cache.defaults(db)?;
+    let view = find_view(db, &defaults, name)?;
+    let at = &view.at;
+    if cache.read_only(db, &at.catalog)? {
+        return Err(Error::InvalidArgument(format!(
+            "the database '{}' is attached read-only, and '{}' (strategy full) is recomputed at every refresh; \
+             open it read-write to refresh",
+            at.catalog, at.name
+        )));
+    }
+    check_standing(db, &view)?;
+    let outputs = describe(db, &view.query)?;
+    if output_signature(&outputs) != view.signature {
+        return Err(Error::Stale {
+            view: name.to_string(),
+            detail: "its query now gives other output columns or types".into(),
+        });
+    }
+    let apply_started = Instant::now();
+    db.execute(&render::delete_all(&view.data))?;
+    db.execute(&render::insert_into(&view.data, &view.query))?;
+    db.execute_with(VIEW_MARK_REFRESHED, &[&at.catalog, &at.schema, &at.name])?;
+    let apply_ms = apply_started.elapsed().as_secs_f64() * 1000.0;
+    let total_ms = started.elapsed().as_secs_f64() * 1000.0;
+    record_history(
+        db,
+        &HistoryRow {
+            view: at,
+            before_us: 0,
+            mode: Mode::Full,
+            reason: &mode_reason(&view),
+            counts: Default::default(),
+            delta_rows: 0,
+            capture_ms: 0.0,
+            apply_ms,
+            total_ms,
+        },
+    )?;
+    Ok(RefreshReport {
+        view: at.name.clone(),
+        counts: Default::default(),
+        delta_rows: 0,
+        duration_ms: started.elapsed().as_secs_f64() * 1000.0,
+        mode: Mode::Full,
+    })
+}
+
+/// Refreshes a full view in a transaction of its own.
+pub fn refresh(db: &dyn Sql, cache: &mut Cache, name: &str) -> Result<RefreshReport> {
+    let started = Instant::now();
+    super::in_transaction(db, || refresh_in(db, cache, name, started))
+}
+
+/// The view's record, for explain and verify.
+pub fn record(db: &dyn Sql, cache: &mut Cache, name: &str) -> Result<ViewRecord> {
+    let defaults = cache.defaults(db)?;
+    find_view(db, &defaults, name)
+}
