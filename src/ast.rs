@@ -61,6 +61,13 @@ pub enum FromItem {
         name: TableName,
         alias: Option<String>,
     },
+    /// A subquery in FROM, or a reference to a (non-recursive) CTE, which is one: its query,
+    /// its alias, and the column aliases written after it (`AS x(a, b)`).
+    Subquery {
+        select: Box<Select>,
+        alias: String,
+        columns: Vec<String>,
+    },
     /// An inner join (`JOIN ... ON`, `JOIN ... USING`, or a comma / CROSS JOIN when both are empty).
     Join {
         left: Box<FromItem>,

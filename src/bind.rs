@@ -44,12 +44,46 @@ pub trait Catalog {
     }
 }
 
+#[derive(Default)]
 struct Scope {
     leaves: Vec<Leaf>,
+    /// Per leaf: whether the query sees it by its alias (false for the tables inside a
+    /// flattened subquery, which the query sees through the subquery's columns only).
+    visible: Vec<bool>,
     /// USING columns: (column name, the leaf whose column an unqualified reference means).
     using: Vec<(String, usize)>,
     /// Columns hidden from `*` because USING merged them into a left-hand column.
     star_hidden: Vec<(usize, String)>,
+    /// Flattened subqueries in FROM: their aliases and named columns, bound to the leaves.
+    derived: Vec<Derived>,
+    /// The FROM clause's relations in order (for `*`).
+    relations: Vec<Relation>,
+    /// The flattened subqueries' predicates, bound.
+    bound_predicates: Vec<Expr>,
+}
+
+/// A subquery in FROM flattened into the join: what its columns stand for.
+struct Derived {
+    alias: String,
+    /// (column name, expression over the leaves); None names a column the query cannot name.
+    columns: Vec<(Option<String>, Expr)>,
+}
+
+#[derive(Clone, Copy)]
+enum Relation {
+    Leaf(usize),
+    Derived(usize),
+}
+
+impl Scope {
+    fn alias_taken(&self, alias: &str) -> bool {
+        self.leaves.iter().zip(&self.visible).any(|(l, v)| *v && eq_ci(&l.alias, alias))
+            || self.derived.iter().any(|d| eq_ci(&d.alias, alias))
+    }
+
+    fn visible_leaf(&self, alias: &str) -> Option<usize> {
+        (0..self.leaves.len()).find(|&i| self.visible[i] && eq_ci(&self.leaves[i].alias, alias))
+    }
 }
 
 fn eq_ci(a: &str, b: &str) -> bool {
@@ -61,7 +95,7 @@ fn bind_error<T>(msg: String) -> Result<T> {
 }
 
 pub fn bind(select: Select, catalog: &dyn Catalog) -> Result<ViewQuery> {
-    let mut scope = Scope { leaves: vec![], using: vec![], star_hidden: vec![] };
+    let mut scope = Scope::default();
     let mut raw_predicates = Vec::new();
     flatten(select.from, catalog, &mut scope, &mut raw_predicates)?;
     if scope.leaves.len() > MAX_LEAVES {
@@ -70,7 +104,7 @@ pub fn bind(select: Select, catalog: &dyn Catalog) -> Result<ViewQuery> {
             scope.leaves.len()
         )));
     }
-    let mut predicates = Vec::new();
+    let mut predicates = std::mem::take(&mut scope.bound_predicates);
     for p in raw_predicates.into_iter().chain(select.where_clause) {
         let bound = bind_columns(p, &scope, catalog, false)?;
         predicates.extend(bound.conjuncts());
@@ -144,6 +178,7 @@ pub fn bind(select: Select, catalog: &dyn Catalog) -> Result<ViewQuery> {
         offset: written.offset,
     };
 
+    unique_aliases(&mut scope.leaves, &scope.visible);
     type_and_check(&scope.leaves, &predicates, &mut shape, &item_exprs, catalog)?;
 
     let mut used_columns = vec![Vec::<String>::new(); scope.leaves.len()];
@@ -291,12 +326,25 @@ fn flatten(item: FromItem, catalog: &dyn Catalog, scope: &mut Scope, preds: &mut
                 )));
             }
             let alias = alias.unwrap_or_else(|| name.name.clone());
-            if scope.leaves.iter().any(|l| eq_ci(&l.alias, &alias)) {
+            if scope.alias_taken(&alias) {
                 return bind_error(format!(
                     "the name '{alias}' is used for two tables of the join; give them different aliases"
                 ));
             }
+            scope.relations.push(Relation::Leaf(scope.leaves.len()));
             scope.leaves.push(Leaf { alias, table: t.id, columns: t.columns });
+            scope.visible.push(true);
+            Ok(())
+        }
+        FromItem::Subquery { select, alias, columns } => {
+            if scope.alias_taken(&alias) {
+                return bind_error(format!(
+                    "the name '{alias}' is used for two relations of the join; give them different aliases"
+                ));
+            }
+            let derived = flatten_subquery(*select, alias, columns, catalog, scope)?;
+            scope.relations.push(Relation::Derived(scope.derived.len()));
+            scope.derived.push(derived);
             Ok(())
         }
         FromItem::Join { left, right, on, using } => {
@@ -306,6 +354,9 @@ fn flatten(item: FromItem, catalog: &dyn Catalog, scope: &mut Scope, preds: &mut
             flatten(*right, catalog, scope, preds)?;
             if let Some(on) = on {
                 preds.push(on);
+            }
+            if !using.is_empty() && !scope.visible[left_start..].iter().all(|v| *v) {
+                return Err(Error::Unsupported("JOIN ... USING with a subquery on one side".into()));
             }
             for col in using {
                 let find = |range: std::ops::Range<usize>| -> Result<usize> {
@@ -355,12 +406,25 @@ fn resolve_column(parts: &[String], scope: &Scope) -> Result<Option<Expr>> {
             .find(|c| eq_ci(&c.name, name))
             .map(|c| Expr::Bound { leaf, column: c.name.clone() })
     };
+    let derived_column = |d: &Derived, name: &str| -> Result<Option<Expr>> {
+        let hits: Vec<&Expr> =
+            d.columns.iter().filter(|(n, _)| n.as_deref().is_some_and(|n| eq_ci(n, name))).map(|(_, e)| e).collect();
+        match hits.as_slice() {
+            [] => Ok(None),
+            [one] => Ok(Some((*one).clone())),
+            _ => bind_error(format!("column '{name}' of the subquery '{}' is ambiguous", d.alias)),
+        }
+    };
     match parts {
         [name] => {
             if let Some((_, leaf)) = scope.using.iter().find(|(c, _)| eq_ci(c, name)) {
                 return Ok(column_of(*leaf, name));
             }
-            let hits: Vec<Expr> = (0..scope.leaves.len()).filter_map(|i| column_of(i, name)).collect();
+            let mut hits: Vec<Expr> =
+                (0..scope.leaves.len()).filter(|&i| scope.visible[i]).filter_map(|i| column_of(i, name)).collect();
+            for d in &scope.derived {
+                hits.extend(derived_column(d, name)?);
+            }
             match hits.len() {
                 0 => Ok(None),
                 1 => Ok(hits.into_iter().next()),
@@ -368,7 +432,13 @@ fn resolve_column(parts: &[String], scope: &Scope) -> Result<Option<Expr>> {
             }
         }
         [table, name] => {
-            let Some(leaf) = scope.leaves.iter().position(|l| eq_ci(&l.alias, table)) else {
+            if let Some(d) = scope.derived.iter().find(|d| eq_ci(&d.alias, table)) {
+                return match derived_column(d, name)? {
+                    Some(e) => Ok(Some(e)),
+                    None => bind_error(format!("subquery '{table}' has no column '{name}'")),
+                };
+            }
+            let Some(leaf) = scope.visible_leaf(table) else {
                 return bind_error(format!("no table named '{table}' in the FROM clause"));
             };
             match column_of(leaf, name) {
@@ -378,8 +448,11 @@ fn resolve_column(parts: &[String], scope: &Scope) -> Result<Option<Expr>> {
         }
         [qualifier, table, name] => {
             // schema.table.column or catalog.table.column, for a leaf without an alias
-            let leaf = scope.leaves.iter().position(|l| {
-                eq_ci(&l.alias, table) && (eq_ci(&l.table.schema, qualifier) || eq_ci(&l.table.catalog, qualifier))
+            let leaf = (0..scope.leaves.len()).find(|&i| {
+                let l = &scope.leaves[i];
+                scope.visible[i]
+                    && eq_ci(&l.alias, table)
+                    && (eq_ci(&l.table.schema, qualifier) || eq_ci(&l.table.catalog, qualifier))
             });
             match leaf.and_then(|leaf| column_of(leaf, name)) {
                 Some(e) => Ok(Some(e)),
@@ -472,23 +545,134 @@ fn contains_aggregate(e: &Expr) -> bool {
 }
 
 fn expand_star(scope: &Scope, relation: Option<&str>) -> Result<Vec<(Expr, Option<String>)>> {
-    let leaves: Vec<usize> = match relation {
-        None => (0..scope.leaves.len()).collect(),
-        Some(r) => match scope.leaves.iter().position(|l| eq_ci(&l.alias, r)) {
-            Some(i) => vec![i],
-            None => return bind_error(format!("no table named '{r}' in the FROM clause")),
+    let relations: Vec<Relation> = match relation {
+        None => scope.relations.clone(),
+        Some(r) => match (scope.derived.iter().position(|d| eq_ci(&d.alias, r)), scope.visible_leaf(r)) {
+            (Some(d), _) => vec![Relation::Derived(d)],
+            (None, Some(i)) => vec![Relation::Leaf(i)],
+            (None, None) => return bind_error(format!("no table named '{r}' in the FROM clause")),
         },
     };
     let mut out = Vec::new();
-    for i in leaves {
-        for c in &scope.leaves[i].columns {
-            if relation.is_none() && scope.star_hidden.iter().any(|(l, n)| *l == i && n == &c.name) {
-                continue;
+    for rel in relations {
+        match rel {
+            Relation::Leaf(i) => {
+                for c in &scope.leaves[i].columns {
+                    if relation.is_none() && scope.star_hidden.iter().any(|(l, n)| *l == i && n == &c.name) {
+                        continue;
+                    }
+                    out.push((Expr::Bound { leaf: i, column: c.name.clone() }, None));
+                }
             }
-            out.push((Expr::Bound { leaf: i, column: c.name.clone() }, None));
+            Relation::Derived(d) => {
+                for (name, e) in &scope.derived[d].columns {
+                    out.push((e.clone(), name.clone()));
+                }
+            }
         }
     }
     Ok(out)
+}
+
+/// Flattens a select-project-join subquery in FROM into the outer join: its tables become
+/// leaves (seen by the outer query only through the subquery's columns), its conditions
+/// predicates of the outer query, its select list the columns of the relation `alias`. Inner
+/// joins over bags commute with selections and projections, so the flattened join has the
+/// same rows. A subquery that groups, aggregates, deduplicates, orders or limits is not
+/// flattened (`Unsupported`).
+fn flatten_subquery(
+    select: Select,
+    alias: String,
+    column_aliases: Vec<String>,
+    catalog: &dyn Catalog,
+    outer: &mut Scope,
+) -> Result<Derived> {
+    if !select.group_by.is_empty() || select.presentation != Presentation::default() {
+        return Err(Error::Unsupported(
+            "subqueries in FROM that group, filter groups, deduplicate, order or limit".into(),
+        ));
+    }
+    let mut inner = Scope::default();
+    let mut raw = Vec::new();
+    flatten(select.from, catalog, &mut inner, &mut raw)?;
+    let mut preds = std::mem::take(&mut inner.bound_predicates);
+    for p in raw.into_iter().chain(select.where_clause) {
+        preds.extend(bind_columns(p, &inner, catalog, false)?.conjuncts());
+    }
+    let mut columns: Vec<(Option<String>, Expr)> = Vec::new();
+    for item in select.items {
+        match item.expr {
+            Expr::Star { relation } => {
+                columns.extend(expand_star(&inner, relation.as_deref())?.into_iter().map(|(e, n)| (n, e)))
+            }
+            e => {
+                let bound = bind_columns(e.clone(), &inner, catalog, false)?;
+                // DuckDB names an unaliased column reference after the column.
+                let name = item.alias.clone().or(match (&e, &bound) {
+                    (Expr::Column(parts), _) => parts.last().cloned(),
+                    (_, Expr::Bound { column, .. }) => Some(column.clone()),
+                    _ => None,
+                });
+                columns.push((name, bound));
+            }
+        }
+    }
+    for (n, (name, e)) in columns.iter_mut().enumerate() {
+        if name.is_none() {
+            if let Expr::Bound { column, .. } = e {
+                *name = Some(column.clone());
+            }
+        }
+        if let Some(a) = column_aliases.get(n) {
+            *name = Some(a.clone());
+        }
+    }
+    if column_aliases.len() > columns.len() {
+        return bind_error(format!(
+            "the subquery '{alias}' has {} columns but {} column aliases",
+            columns.len(),
+            column_aliases.len()
+        ));
+    }
+    // Re-number the inner leaves after the outer ones.
+    let offset = outer.leaves.len();
+    let shift = |e: Expr| shift_leaves(e, offset);
+    outer.bound_predicates.extend(preds.into_iter().map(shift));
+    outer.leaves.extend(inner.leaves);
+    outer.visible.extend(inner.visible.iter().map(|_| false));
+    Ok(Derived { alias, columns: columns.into_iter().map(|(n, e)| (n, shift(e))).collect() })
+}
+
+/// `e` with every leaf index moved up by `offset`.
+fn shift_leaves(e: Expr, offset: usize) -> Expr {
+    let shifted = e.rewrite(&mut |x| -> std::result::Result<Expr, std::convert::Infallible> {
+        Ok(match x {
+            Expr::Bound { leaf, column } => Expr::Bound { leaf: leaf + offset, column },
+            other => other,
+        })
+    });
+    match shifted {
+        Ok(e) => e,
+        Err(never) => match never {},
+    }
+}
+
+/// Gives the leaves the query cannot see by name (inside flattened subqueries) aliases that no
+/// other leaf has: the renderer names every leaf by its alias.
+fn unique_aliases(leaves: &mut [Leaf], visible: &[bool]) {
+    for i in 0..leaves.len() {
+        if visible[i] {
+            continue;
+        }
+        let base = leaves[i].alias.clone();
+        let mut candidate = base.clone();
+        let mut n = 1;
+        while leaves.iter().enumerate().any(|(j, l)| j != i && eq_ci(&l.alias, &candidate)) {
+            n += 1;
+            candidate = format!("{base}_{n}");
+        }
+        leaves[i].alias = candidate;
+    }
 }
 
 /// A GROUP BY item: a position (`GROUP BY 1`), a column, or a select-list alias.
@@ -700,6 +884,75 @@ pub mod tests {
         assert_eq!(q.presentation.order_by[0].key, OrderKey::Output(0));
         s.presentation.order_by = vec![item(col("f", "amount"))];
         assert!(bind(s, &cat).unwrap_err().to_string().contains("not an output column"));
+    }
+
+    #[test]
+    fn flattens_a_select_project_join_subquery() {
+        // SELECT s.n, SUM(s.amt) FROM store st JOIN (SELECT p.name AS n, f.sid, f.amount AS amt
+        //   FROM fact f JOIN product p ON f.pid = p.pid WHERE f.amount > 0) s ON s.sid = st.sid GROUP BY s.n
+        let cat = TestCatalog::star();
+        let inner = Select {
+            items: vec![
+                SelectItem { expr: col("p", "name"), alias: Some("n".into()) },
+                SelectItem { expr: col("f", "sid"), alias: None },
+                SelectItem { expr: col("f", "amount"), alias: Some("amt".into()) },
+            ],
+            from: join(table("fact", "f"), table("product", "p"), eq(col("f", "pid"), col("p", "pid"))),
+            where_clause: Some(Expr::Compare {
+                op: CompareOp::Gt,
+                left: Box::new(col("f", "amount")),
+                right: Box::new(Expr::Constant(Constant::Integer(0))),
+            }),
+            group_by: vec![],
+            presentation: Default::default(),
+        };
+        let sub = FromItem::Subquery { select: Box::new(inner.clone()), alias: "s".into(), columns: vec![] };
+        let outer = Select {
+            items: vec![
+                SelectItem { expr: col("s", "n"), alias: None },
+                SelectItem { expr: func("sum", vec![col("s", "amt")]), alias: None },
+            ],
+            from: join(table("store", "f"), sub, eq(col("s", "sid"), col("f", "sid"))),
+            where_clause: None,
+            group_by: vec![col("s", "n")],
+            presentation: Default::default(),
+        };
+        let q = bind(outer, &cat).unwrap();
+        // the outer leaf keeps its alias; the inner fact (also aliased f) is renamed
+        let aliases: Vec<&str> = q.leaves.iter().map(|l| l.alias.as_str()).collect();
+        assert_eq!(aliases, vec!["f", "f_2", "p"]);
+        // the inner join and filter, then the outer join over the subquery's column
+        assert_eq!(q.predicates.len(), 3);
+        assert!(q.predicates.contains(&eq(
+            Expr::Bound { leaf: 1, column: "sid".into() },
+            Expr::Bound { leaf: 0, column: "sid".into() }
+        )));
+        let Shape::Grouped { keys, aggregates, .. } = &q.shape else { panic!() };
+        assert_eq!(keys, &vec![Expr::Bound { leaf: 2, column: "name".into() }]);
+        assert_eq!(aggregates[0].arg, Some(Expr::Bound { leaf: 1, column: "amount".into() }));
+        // the inner tables are not visible by their aliases
+        let mut hidden = outer_with(sub_of(inner.clone()), col("p", "name"));
+        assert!(bind(hidden.clone(), &cat).unwrap_err().to_string().contains("no table named 'p'"));
+        // a subquery that groups is not flattened
+        let mut grouped = inner;
+        grouped.group_by = vec![col("p", "name")];
+        hidden.from = sub_of(grouped);
+        hidden.items[0].expr = col("s", "n");
+        assert!(matches!(bind(hidden, &cat), Err(Error::Unsupported(_))));
+    }
+
+    fn sub_of(select: Select) -> FromItem {
+        FromItem::Subquery { select: Box::new(select), alias: "s".into(), columns: vec![] }
+    }
+
+    fn outer_with(from: FromItem, item: Expr) -> Select {
+        Select {
+            items: vec![SelectItem { expr: item, alias: None }],
+            from,
+            where_clause: None,
+            group_by: vec![],
+            presentation: Default::default(),
+        }
     }
 
     #[test]

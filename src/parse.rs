@@ -22,7 +22,7 @@ struct RawParse {
     statements: Vec<RawStatement>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Default)]
 struct RawStatement {
     node: RawNode,
 }
@@ -68,7 +68,21 @@ struct RawOrder {
 #[derive(Deserialize, Default)]
 #[serde(default)]
 struct RawCteMap {
-    map: Vec<Value>,
+    map: Vec<RawCte>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct RawCte {
+    key: String,
+    value: RawCteValue,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct RawCteValue {
+    aliases: Vec<String>,
+    query: Option<RawStatement>,
 }
 
 #[derive(Deserialize, Default)]
@@ -81,8 +95,9 @@ struct RawTableRef {
     table_name: String,
     schema_name: String,
     catalog_name: String,
-    column_name_alias: Vec<Value>,
+    column_name_alias: Vec<String>,
     at_clause: Option<Value>,
+    subquery: Option<Box<RawStatement>>,
     left: Option<Box<RawTableRef>>,
     right: Option<Box<RawTableRef>>,
     condition: Option<RawExpr>,
@@ -177,6 +192,10 @@ struct RawType {
     type_info: Option<Value>,
 }
 
+fn eq_ci(a: &str, b: &str) -> bool {
+    a.eq_ignore_ascii_case(b)
+}
+
 fn unsupported<T>(what: impl Into<String>) -> Result<T> {
     Err(Error::Unsupported(what.into()))
 }
@@ -200,22 +219,33 @@ pub fn parse_select(json: &str) -> Result<Select> {
     }
     let mut statements = raw.statements.into_iter();
     match (statements.next(), statements.len()) {
-        (Some(one), 0) => select_node(one.node),
+        (Some(one), 0) => select_node(one.node, &[]),
         (None, _) => Err(Error::NotOneSelect("the query is empty".into())),
         (Some(_), rest) => Err(Error::NotOneSelect(format!("found {} statements", rest + 1))),
     }
 }
 
-fn select_node(node: RawNode) -> Result<Select> {
+/// A CTE in scope: its name, its column aliases and its parsed query.
+type Cte = (String, Vec<String>, Select);
+
+fn select_node(node: RawNode, outer_ctes: &[Cte]) -> Result<Select> {
     match node.kind.as_str() {
         "SELECT_NODE" => {}
         "SET_OPERATION_NODE" => return unsupported("set operations (UNION, INTERSECT, EXCEPT)"),
-        "RECURSIVE_CTE_NODE" | "CTE_NODE" => return unsupported("common table expressions (WITH)"),
+        "RECURSIVE_CTE_NODE" => return unsupported("recursive common table expressions (WITH RECURSIVE)"),
+        "CTE_NODE" => return unsupported("common table expressions (WITH) of this form"),
         other => return unsupported(format!("query node {other}")),
     }
-    if !node.cte_map.map.is_empty() {
-        return unsupported("common table expressions (WITH)");
+    // Each CTE sees the ones before it; the query sees all of them (innermost first).
+    let mut ctes: Vec<Cte> = outer_ctes.to_vec();
+    for cte in node.cte_map.map {
+        let Some(query) = cte.value.query else {
+            return Err(Error::Parse(format!("the CTE {} has no query", cte.key)));
+        };
+        let select = select_node(query.node, &ctes)?;
+        ctes.insert(0, (cte.key, cte.value.aliases, select));
     }
+    let ctes = &ctes[..];
     let mut presentation = modifiers(node.modifiers)?;
     presentation.having = node.having.map(expr).transpose()?;
     if node.qualify.is_some() {
@@ -231,7 +261,7 @@ fn select_node(node: RawNode) -> Result<Select> {
         return unsupported("GROUP BY ALL");
     }
     let from = match node.from_table {
-        Some(t) => table_ref(t)?,
+        Some(t) => table_ref(t, ctes)?,
         None => return unsupported("a SELECT without FROM"),
     };
     let items = node
@@ -304,7 +334,7 @@ fn row_count(e: RawExpr) -> Result<i64> {
     }
 }
 
-fn table_ref(t: RawTableRef) -> Result<FromItem> {
+fn table_ref(t: RawTableRef, ctes: &[Cte]) -> Result<FromItem> {
     if t.sample.is_some() {
         return unsupported("TABLESAMPLE");
     }
@@ -312,6 +342,14 @@ fn table_ref(t: RawTableRef) -> Result<FromItem> {
         "BASE_TABLE" => {
             if t.at_clause.is_some() {
                 return unsupported("time travel (AT)");
+            }
+            // A CTE's name (unqualified) means the CTE: a subquery under that name.
+            let cte = ctes.iter().find(|(name, _, _)| eq_ci(name, &t.table_name));
+            if let (Some((name, aliases, select)), true) = (cte, t.schema_name.is_empty() && t.catalog_name.is_empty())
+            {
+                let columns = if t.column_name_alias.is_empty() { aliases.clone() } else { t.column_name_alias };
+                let alias = if t.alias.is_empty() { name.clone() } else { t.alias };
+                return Ok(FromItem::Subquery { select: Box::new(select.clone()), alias, columns });
             }
             if !t.column_name_alias.is_empty() {
                 return unsupported("column aliases on a table (t(a, b))");
@@ -344,13 +382,21 @@ fn table_ref(t: RawTableRef) -> Result<FromItem> {
                 return Err(Error::Parse("a JOIN without two sides".into()));
             };
             Ok(FromItem::Join {
-                left: Box::new(table_ref(*left)?),
-                right: Box::new(table_ref(*right)?),
+                left: Box::new(table_ref(*left, ctes)?),
+                right: Box::new(table_ref(*right, ctes)?),
                 on: t.condition.map(expr).transpose()?,
                 using: t.using_columns,
             })
         }
-        "SUBQUERY" => unsupported("subqueries in FROM"),
+        "SUBQUERY" => {
+            let Some(sub) = t.subquery else {
+                return Err(Error::Parse("a subquery in FROM without a query".into()));
+            };
+            let select = select_node(sub.node, ctes)?;
+            // DuckDB names a subquery without an alias unnamed_subquery.
+            let alias = if t.alias.is_empty() { "unnamed_subquery".to_string() } else { t.alias };
+            Ok(FromItem::Subquery { select: Box::new(select), alias, columns: t.column_name_alias })
+        }
         "TABLE_FUNCTION" => unsupported("table functions as sources"),
         "EXPRESSION_LIST" => unsupported("VALUES lists as sources"),
         "PIVOT" => unsupported("PIVOT/UNPIVOT"),
