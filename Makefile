@@ -20,7 +20,7 @@ BENCH_ARGS   ?=
 SEED         ?= 42
 BATCHES      ?= 500
 
-.PHONY: all release debug venv venv2 demo test test-unit test-sql test-python test-differential \
+.PHONY: all release debug venv venv2 demo test test-unit test-sql test-python test-differential test-corpus \
         test-compat test-sql-duckdb2 venv-bench bench bench-quick clean
 
 all: release
@@ -74,6 +74,12 @@ test-python: release
 
 test-differential: release
 	$(VENV_PY) test/differential/differential.py --extension $(EXTENSION) --seed $(SEED) --batches $(BATCHES)
+
+# Every TPC-H and TPC-DS query as a maintained view, refreshed after random batches and compared
+# with a recompute (test/corpus/corpus.py); `make test` runs the TPC-H part.
+test-corpus: release
+	$(VENV_PY) test/corpus/corpus.py --extension $(EXTENSION) --suite tpch --sf 0.01 --batches 3
+	$(VENV_PY) test/corpus/corpus.py --extension $(EXTENSION) --suite tpcds --sf 0.01 --batches 2
 
 # The sqllogictest suite on DuckDB 2.0 (informational: a few records assert 1.5.5's own behaviour).
 test-sql-duckdb2: release $(VENV2_STAMP)

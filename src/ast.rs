@@ -11,6 +11,8 @@ pub struct Select {
     pub from: FromItem,
     pub where_clause: Option<Expr>,
     pub group_by: Vec<Expr>,
+    /// `GROUP BY ALL`: grouped by every select item without an aggregate.
+    pub group_by_all: bool,
     /// What applies to the result as it is read: HAVING, DISTINCT, ORDER BY, LIMIT/OFFSET.
     pub presentation: Presentation<Expr>,
 }

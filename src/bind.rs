@@ -142,10 +142,17 @@ pub fn bind(select: Select, catalog: &dyn Catalog) -> Result<ViewQuery> {
     item_exprs.extend(having.iter().cloned());
     item_exprs.extend(order_exprs.iter().map(|(_, e)| e.clone()));
     let mut having_stored = None;
-    let mut shape = if has_aggregate || !select.group_by.is_empty() {
+    let mut shape = if has_aggregate || !select.group_by.is_empty() || select.group_by_all {
         let mut keys = Vec::new();
         for g in select.group_by {
             keys.push(bind_group_key(g, &items, &scope, catalog)?);
+        }
+        if select.group_by_all {
+            for (e, _) in &items {
+                if !contains_aggregate(e) && !keys.contains(e) {
+                    keys.push(e.clone());
+                }
+            }
         }
         let mut aggregates = Vec::new();
         let outputs =
@@ -504,6 +511,8 @@ pub fn aggregate_func(name: &str) -> Option<AggFunc> {
         "count_star" => Some(AggFunc::CountStar),
         "count" => Some(AggFunc::Count),
         "avg" | "mean" => Some(AggFunc::Avg),
+        "min" => Some(AggFunc::Min),
+        "max" => Some(AggFunc::Max),
         _ => None,
     }
 }
@@ -526,7 +535,7 @@ fn check_function(name: &str, is_operator: bool, allow_aggregates: bool, catalog
     match catalog.function(name)? {
         None => bind_error(format!("function '{name}' does not exist")),
         Some(f) if f.aggregate => Err(Error::Unsupported(format!(
-            "the aggregate function {}() (supported: SUM, COUNT(*), COUNT(expr), AVG)",
+            "the aggregate function {}() (supported: SUM, COUNT(*), COUNT(expr), AVG, MIN, MAX)",
             name.to_uppercase()
         ))),
         Some(f) if !f.deterministic => Err(Error::Refused(format!("the non-deterministic function {name}()"))),
@@ -587,7 +596,7 @@ fn flatten_subquery(
     catalog: &dyn Catalog,
     outer: &mut Scope,
 ) -> Result<Derived> {
-    if !select.group_by.is_empty() || select.presentation != Presentation::default() {
+    if !select.group_by.is_empty() || select.group_by_all || select.presentation != Presentation::default() {
         return Err(Error::Unsupported(
             "subqueries in FROM that group, filter groups, deduplicate, order or limit".into(),
         ));
@@ -769,7 +778,7 @@ pub mod tests {
             Ok(match name {
                 "upper" | "lower" => Some(FunctionInfo { aggregate: false, deterministic: true }),
                 "random" => Some(FunctionInfo { aggregate: false, deterministic: false }),
-                "min" | "max" => Some(FunctionInfo { aggregate: true, deterministic: true }),
+                "median" => Some(FunctionInfo { aggregate: true, deterministic: true }),
                 _ => None,
             })
         }
@@ -813,6 +822,7 @@ pub mod tests {
             ),
             where_clause: None,
             group_by: vec![col("p", "name")],
+            group_by_all: false,
             presentation: Default::default(),
         }
     }
@@ -839,8 +849,8 @@ pub mod tests {
     fn refuses_what_it_cannot_maintain() {
         let cat = TestCatalog::star();
         let mut s = star_select();
-        s.items.push(SelectItem { expr: func("max", vec![col("f", "amount")]), alias: None });
-        assert!(bind(s, &cat).unwrap_err().to_string().contains("MAX"));
+        s.items.push(SelectItem { expr: func("median", vec![col("f", "amount")]), alias: None });
+        assert!(bind(s, &cat).unwrap_err().to_string().contains("MEDIAN"));
         let mut s = star_select();
         s.where_clause = Some(eq(func("random", vec![]), Expr::Constant(Constant::Integer(1))));
         assert!(bind(s, &cat).unwrap_err().to_string().contains("non-deterministic function random"));
@@ -904,6 +914,7 @@ pub mod tests {
                 right: Box::new(Expr::Constant(Constant::Integer(0))),
             }),
             group_by: vec![],
+            group_by_all: false,
             presentation: Default::default(),
         };
         let sub = FromItem::Subquery { select: Box::new(inner.clone()), alias: "s".into(), columns: vec![] };
@@ -915,6 +926,7 @@ pub mod tests {
             from: join(table("store", "f"), sub, eq(col("s", "sid"), col("f", "sid"))),
             where_clause: None,
             group_by: vec![col("s", "n")],
+            group_by_all: false,
             presentation: Default::default(),
         };
         let q = bind(outer, &cat).unwrap();
@@ -951,6 +963,7 @@ pub mod tests {
             from,
             where_clause: None,
             group_by: vec![],
+            group_by_all: false,
             presentation: Default::default(),
         }
     }
@@ -1020,6 +1033,7 @@ pub mod tests {
             from: table("event", "e"),
             where_clause: None,
             group_by,
+            group_by_all: false,
             presentation: Default::default(),
         };
         let q = bind(select(vec![at(), func("sum", vec![col("e", "amount")])], vec![at()]), &cat).unwrap();
@@ -1061,6 +1075,7 @@ pub mod tests {
             },
             where_clause: None,
             group_by: vec![],
+            group_by_all: false,
             presentation: Default::default(),
         };
         let q = bind(s, &cat).unwrap();

@@ -33,6 +33,11 @@ pub enum AggFunc {
     CountStar,
     Count,
     Avg,
+    /// MIN and MAX: merged with LEAST/GREATEST while every delta is insert-only; a refresh
+    /// whose deltas delete (or update) recomputes the view, since a removed extremum cannot be
+    /// taken back from the stored one.
+    Min,
+    Max,
 }
 
 /// An aggregate of the view, with its argument bound to leaves.
@@ -123,6 +128,12 @@ impl ViewQuery {
         }
     }
 
+    /// Whether an aggregate of the view is a MIN or MAX (see `AggFunc::Min`).
+    pub fn has_extrema(&self) -> bool {
+        matches!(&self.shape, Shape::Grouped { aggregates, .. }
+            if aggregates.iter().any(|a| matches!(a.func, AggFunc::Min | AggFunc::Max)))
+    }
+
     pub fn aggregate_count(&self) -> usize {
         match &self.shape {
             Shape::Grouped { aggregates, .. } => aggregates.len(),
@@ -176,6 +187,10 @@ pub mod stored {
     }
     pub fn agg_sum(j: usize) -> String {
         format!("openivm_a{j}_sum")
+    }
+    /// MIN/MAX: the extremum of the inputs (NULL when none is non-NULL).
+    pub fn agg_extremum(j: usize) -> String {
+        format!("openivm_a{j}_ext")
     }
     pub fn agg_nonnull(j: usize) -> String {
         format!("openivm_a{j}_nn")

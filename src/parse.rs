@@ -257,9 +257,7 @@ fn select_node(node: RawNode, outer_ctes: &[Cte]) -> Result<Select> {
     if node.group_sets.len() > 1 {
         return unsupported("GROUPING SETS, ROLLUP and CUBE");
     }
-    if node.aggregate_handling == "FORCE_AGGREGATES" {
-        return unsupported("GROUP BY ALL");
-    }
+    let group_by_all = node.aggregate_handling == "FORCE_AGGREGATES";
     let from = match node.from_table {
         Some(t) => table_ref(t, ctes)?,
         None => return unsupported("a SELECT without FROM"),
@@ -277,6 +275,7 @@ fn select_node(node: RawNode, outer_ctes: &[Cte]) -> Result<Select> {
         from,
         where_clause: node.where_clause.map(expr).transpose()?,
         group_by: node.group_expressions.into_iter().map(expr).collect::<Result<_>>()?,
+        group_by_all,
         presentation,
     })
 }
@@ -445,7 +444,7 @@ fn exprs(v: Vec<RawExpr>) -> Result<Vec<Expr>> {
     v.into_iter().map(expr).collect()
 }
 
-fn expr(e: RawExpr) -> Result<Expr> {
+fn expr(mut e: RawExpr) -> Result<Expr> {
     match e.class.as_str() {
         "COLUMN_REF" => {
             if e.column_names.is_empty() || e.column_names.len() > 3 {
@@ -470,9 +469,7 @@ fn expr(e: RawExpr) -> Result<Expr> {
             Ok(Expr::Star { relation: if e.relation_name.is_empty() { None } else { Some(e.relation_name) } })
         }
         "FUNCTION" => {
-            if e.filter.is_some() {
-                return unsupported("FILTER clauses on aggregates");
-            }
+            let filter = e.filter.take().map(|f| expr(*f)).transpose()?;
             if e.order_bys.as_ref().is_some_and(|o| !o.orders.is_empty()) {
                 return unsupported("ORDER BY inside an aggregate");
             }
@@ -505,7 +502,10 @@ fn expr(e: RawExpr) -> Result<Expr> {
                 return unsupported(format!("named arguments in {}()", e.function_name));
             }
             let args = named.into_iter().map(|(_, a)| expr(a)).collect::<Result<_>>()?;
-            Ok(Expr::Function { name: e.function_name, args, is_operator: e.is_operator })
+            match filter {
+                None => Ok(Expr::Function { name: e.function_name, args, is_operator: e.is_operator }),
+                Some(condition) => filtered_aggregate(e.function_name, args, condition),
+            }
         }
         "COMPARISON" => {
             let op = match e.kind.as_str() {
@@ -579,6 +579,29 @@ fn expr(e: RawExpr) -> Result<Expr> {
         "POSITIONAL_REFERENCE" => unsupported("positional references (#n)"),
         "DEFAULT" => unsupported("DEFAULT"),
         other => unsupported(format!("expression {other}")),
+    }
+}
+
+/// `agg(x) FILTER (WHERE c)` as `agg(CASE WHEN c THEN x END)`, for the aggregates that ignore
+/// NULL inputs (`count(*) FILTER (WHERE c)` counts `CASE WHEN c THEN 1 END`): the rows where `c`
+/// is not true contribute a NULL, which these aggregates skip, exactly as the filter skips them.
+fn filtered_aggregate(name: String, mut args: Vec<Expr>, condition: Expr) -> Result<Expr> {
+    let when = |value: Expr| Expr::Case {
+        checks: vec![(condition.clone(), value)],
+        otherwise: Box::new(Expr::Constant(Constant::Null)),
+    };
+    let lower = name.to_ascii_lowercase();
+    match (lower.as_str(), args.len()) {
+        ("count_star", 0) => Ok(Expr::Function {
+            name: "count".into(),
+            args: vec![when(Expr::Constant(Constant::Integer(1)))],
+            is_operator: false,
+        }),
+        ("sum" | "count" | "avg" | "mean", 1) => {
+            let arg = args.remove(0);
+            Ok(Expr::Function { name, args: vec![when(arg)], is_operator: false })
+        }
+        _ => unsupported(format!("FILTER on {}()", name.to_uppercase())),
     }
 }
 
@@ -833,6 +856,36 @@ mod tests {
         let mut upper = raw("upper", named_a);
         upper.schema.clear();
         assert!(expr(upper).unwrap_err().to_string().contains("named arguments in upper()"));
+    }
+
+    #[test]
+    fn rewrites_filter_clauses_into_case() {
+        let cond = Expr::Compare {
+            op: CompareOp::Gt,
+            left: Box::new(col(&["a"])),
+            right: Box::new(Expr::Constant(Constant::Integer(1))),
+        };
+        let case = |v: Expr| Expr::Case {
+            checks: vec![(cond.clone(), v)],
+            otherwise: Box::new(Expr::Constant(Constant::Null)),
+        };
+        assert_eq!(
+            filtered_aggregate("sum".into(), vec![col(&["b"])], cond.clone()).unwrap(),
+            Expr::Function { name: "sum".into(), args: vec![case(col(&["b"]))], is_operator: false }
+        );
+        assert_eq!(
+            filtered_aggregate("count_star".into(), vec![], cond.clone()).unwrap(),
+            Expr::Function {
+                name: "count".into(),
+                args: vec![case(Expr::Constant(Constant::Integer(1)))],
+                is_operator: false
+            }
+        );
+        // list() keeps NULLs: a CASE would add them, so it is not rewritten
+        assert!(filtered_aggregate("list".into(), vec![col(&["b"])], cond)
+            .unwrap_err()
+            .to_string()
+            .contains("FILTER on LIST()"));
     }
 
     #[test]

@@ -354,6 +354,13 @@ pub fn aggregate_weighted(q: &ViewQuery, rows_sql: &str) -> String {
             match a.func {
                 AggFunc::CountStar => {}
                 AggFunc::Count => cols.push(nonnull),
+                // Rows of positive weight: in an insert-only refresh every row of a negative
+                // term is also a row of a positive one (the extremum is idempotent).
+                AggFunc::Min | AggFunc::Max => cols.push(format!(
+                    "{f}(CASE WHEN {w} > 0 THEN {v} END) AS {}",
+                    ident(&stored::agg_extremum(j)),
+                    f = if a.func == AggFunc::Min { "MIN" } else { "MAX" }
+                )),
                 AggFunc::Sum | AggFunc::Avg => {
                     match SumInput::of(a.arg_type.as_deref()) {
                         SumInput::Integer => cols.push(format!("SUM(CAST({v} AS HUGEINT) * {w}) AS {sum_col}")),
@@ -396,6 +403,10 @@ pub enum MergeRule {
     Unbounded,
     /// `(stored - delta.<column>) + delta`: the named delta column is subtracted first.
     SubtractFirst(String),
+    /// `LEAST(stored, delta)` / `GREATEST(stored, delta)` (NULL counts as no value): MIN/MAX
+    /// under insert-only deltas.
+    Least,
+    Greatest,
 }
 
 /// A column a merge adds up.
@@ -421,6 +432,8 @@ pub fn stored_columns(q: &ViewQuery) -> (Vec<String>, Vec<Summed>) {
             match a.func {
                 AggFunc::CountStar => {}
                 AggFunc::Count => state.push(Summed::added(stored::agg_nonnull(j))),
+                AggFunc::Min => state.push(Summed { column: stored::agg_extremum(j), rule: MergeRule::Least }),
+                AggFunc::Max => state.push(Summed { column: stored::agg_extremum(j), rule: MergeRule::Greatest }),
                 AggFunc::Sum | AggFunc::Avg => {
                     let sum = stored::agg_sum(j);
                     match SumInput::of(a.arg_type.as_deref()) {
@@ -473,6 +486,8 @@ pub fn counted_merge(m: &CountedMerge) -> String {
         match &s.rule {
             MergeRule::Add => format!("{c} = COALESCE({t}.{c}, 0) + COALESCE({d}.{c}, 0)"),
             MergeRule::Unbounded => format!("{c} = list_sum([{t}.{c}, {d}.{c}])"),
+            MergeRule::Least => format!("{c} = LEAST({t}.{c}, {d}.{c})"),
+            MergeRule::Greatest => format!("{c} = GREATEST({t}.{c}, {d}.{c})"),
             MergeRule::SubtractFirst(sub) => {
                 format!(
                     "{c} = (COALESCE({t}.{c}, 0) - COALESCE({d}.{sub}, 0)) + COALESCE({d}.{c}, 0)",
@@ -624,6 +639,7 @@ pub fn visible_view(q: &ViewQuery, data: &Qualified, outputs: &[OutputColumn], s
                 let fin = match a.func {
                     AggFunc::CountStar => ident(stored::COUNT),
                     AggFunc::Count => nn,
+                    AggFunc::Min | AggFunc::Max => ident(&stored::agg_extremum(j)),
                     AggFunc::Sum => format!("CASE WHEN {nn} = 0 THEN NULL ELSE {sum} END"),
                     AggFunc::Avg => exact_average(&sum, &nn, sum_kinds.get(j).copied().unwrap_or(SumKind::Float)),
                 };
@@ -839,6 +855,43 @@ mod tests {
         assert_eq!(constant(&Constant::Decimal { digits: -5, scale: 2 }), "(-0.05)");
         assert_eq!(constant(&Constant::Double(2500.0)), "2.5e3");
         assert_eq!(constant(&Constant::Integer(-3)), "(-3)");
+    }
+
+    #[test]
+    fn extrema_take_positive_rows_and_merge_with_least_greatest() {
+        let mut s = star_select();
+        s.items[1].expr = Expr::Function {
+            name: "min".into(),
+            args: vec![Expr::Column(vec!["f".into(), "amount".into()])],
+            is_operator: false,
+        };
+        s.items.push(crate::ast::SelectItem {
+            expr: Expr::Function {
+                name: "max".into(),
+                args: vec![Expr::Column(vec!["f".into(), "amount".into()])],
+                is_operator: false,
+            },
+            alias: None,
+        });
+        let q = bind(s, &TestCatalog::star()).unwrap();
+        assert!(q.has_extrema());
+        let agg = aggregate_weighted(&q, "SELECT 1");
+        assert!(
+            agg.contains(r#"MIN(CASE WHEN "openivm_weight" > 0 THEN "openivm_v0" END) AS "openivm_a0_ext""#),
+            "{agg}"
+        );
+        assert!(
+            agg.contains(r#"MAX(CASE WHEN "openivm_weight" > 0 THEN "openivm_v1" END) AS "openivm_a1_ext""#),
+            "{agg}"
+        );
+        let (_, state) = stored_columns(&q);
+        assert_eq!(state[0], Summed { column: "openivm_a0_ext".into(), rule: MergeRule::Least });
+        assert_eq!(state[1], Summed { column: "openivm_a1_ext".into(), rule: MergeRule::Greatest });
+        let merge = apply_view_delta(&q, &Qualified::temp("d".into()), "SELECT 1");
+        assert!(
+            merge.contains(r#""openivm_a0_ext" = LEAST(openivm_t."openivm_a0_ext", openivm_d."openivm_a0_ext")"#),
+            "{merge}"
+        );
     }
 
     #[test]

@@ -2,8 +2,8 @@
 """Runs every test suite of openivm and ends with one line: 'N passed, M failed'.
 
 Suites: the Rust unit tests (cargo test), the sqllogictest files (test/sql), the randomized
-differential test, the Python integration tests (test/python) and the forward-compatibility
-check against DuckDB 2.0. Each suite's own output is shown as it runs.
+differential test, the Python integration tests (test/python), the TPC-H corpus test
+(test/corpus) and the forward-compatibility check against DuckDB 2.0. Each suite's own output is shown as it runs.
 """
 import argparse
 import pathlib
@@ -67,6 +67,8 @@ def main():
         ("python", [py, "-m", "unittest", "discover", "-s", "test/python", "-v"], unittest_counts),
         ("differential", [py, "test/differential/differential.py", "--extension", args.extension,
                           "--seed", args.seed, "--batches", args.batches], summary_line),
+        ("corpus-tpch", [py, "test/corpus/corpus.py", "--extension", args.extension, "--suite", "tpch",
+                         "--sf", "0.01", "--batches", "3", "--seed", args.seed], summary_line),
     ]
     if args.duckdb2:
         suites.append(("duckdb2", [args.duckdb2, "test/python/compat_check.py", args.extension], summary_line))

@@ -25,6 +25,11 @@ use crate::strategy::Strategy;
 
 const VIEW_MARK_REFRESHED: &str = include_str!("../../sql/views/mark_refreshed.sql");
 
+/// Why a view with MIN/MAX is recomputed after a delete or an update of one of its tables.
+pub const EXTREMA_RECOMPUTE: &str =
+    "a table of a view with MIN/MAX had rows deleted or updated: recomputed (a removed \
+     extremum cannot be taken back from the stored one; insert-only changes merge incrementally)";
+
 /// Above this many run terms, a refresh evaluates them all in one combined join (see
 /// `render::combined_terms`) instead of one join per term.
 pub const COMBINE_ABOVE: usize = 15;
@@ -241,6 +246,8 @@ fn second_transaction(db: &dyn Sql, go: Go, capture_started: Instant, round: &mu
         (Mode::Full, "the change state of a table was rebuilt by a full refresh of another view; recomputed".into())
     } else if !rebuilt.is_empty() {
         (Mode::Full, format!("recomputed, and change capture restarted: {}", rebuilt.join("; ")))
+    } else if c.q.has_extrema() && !insert_only.iter().all(|&i| i) && !run_masks.is_empty() {
+        (Mode::Full, EXTREMA_RECOMPUTE.into())
     } else {
         mode::choose(requested, &run_masks, &leaf_rows, &leaf_table_rows)
     };

@@ -1064,7 +1064,28 @@ class ViewGen:
                     gb.append(k)
             r.shuffle(gb)
             sql += " GROUP BY " + ", ".join(gb)
-        return sql, has_float
+        return self.presentation(sql, shape, len(sel), has_float), has_float
+
+    def presentation(self, sql: str, shape: str, n_outputs: int, has_float: bool) -> str:
+        """Now and then adds what the view applies when it is read: DISTINCT (bags), HAVING
+        (aggregates), ORDER BY over every output (a total order up to equal rows, so that a
+        LIMIT keeps the same multiset in the view and the recompute) with a LIMIT/OFFSET."""
+        r = self.rng
+        if r.random() >= 0.3:
+            return sql
+        if shape == "bag" and r.random() < 0.4:
+            sql = "SELECT DISTINCT " + sql[len("SELECT "):]
+        if shape != "bag" and r.random() < 0.5:
+            sql += " HAVING " + r.choice(["count(*) > 1", "count(*) >= 1", "sum(1) <> 2", "count(*) < 4"])
+        if r.random() < 0.6:
+            keys = [f"{i} {r.choice(['', 'ASC', 'DESC'])} {r.choice(['', 'NULLS FIRST', 'NULLS LAST'])}".strip()
+                    for i in range(1, n_outputs + 1)]
+            sql += " ORDER BY " + ", ".join(keys)
+            if not has_float and r.random() < 0.7:
+                sql += f" LIMIT {r.randint(0, 6)}"
+                if r.random() < 0.3:
+                    sql += f" OFFSET {r.randint(1, 3)}"
+        return sql
 
 
 # ----------------------------------------------------------------------------------------------
