@@ -936,6 +936,12 @@ class ViewGen:
         if m is None or x < 0.15:
             return "COUNT(*)", False
         e, c = m
+        if r.random() < 0.12:
+            # MIN/MAX (incremental under inserts, recomputed after deletes) and FILTER clauses
+            ce, _ = r.choice(self.cols(leaves))
+            return r.choice([f"MIN({e})", f"MAX({e})", f"MAX({ce})", f"MIN({ce})",
+                             f"SUM({e}) FILTER (WHERE {self.atom_filter(leaves)})",
+                             f"COUNT(*) FILTER (WHERE {self.atom_filter(leaves)})"]), False
         if x < 0.3:
             ce, _ = r.choice(self.cols(leaves))
             return f"COUNT({ce})", False
