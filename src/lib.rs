@@ -14,6 +14,7 @@ pub mod error;
 pub mod execute;
 pub mod facts;
 pub mod fk_sources;
+pub mod home;
 pub mod ir;
 pub mod lookup;
 pub mod parse;

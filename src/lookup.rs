@@ -25,5 +25,5 @@ pub fn view_exists(db: &dyn Sql, arg: &str) -> Result<bool> {
         return Ok(false);
     }
     let schema = name.schema.unwrap_or(default_schema);
-    Ok(!db.query_with(VIEW_FIND, &[&default_catalog, &schema, &name.name])?.is_empty())
+    Ok(!db.query_with(VIEW_FIND, &[&schema, &name.name])?.is_empty())
 }

@@ -22,6 +22,7 @@ use crate::db::{to_json, Cells, Sql};
 use crate::error::{Error, Result};
 use crate::execute::{ensure_metadata, in_transaction};
 use crate::facts::{FactSource, ForeignKey};
+use crate::home;
 use crate::ir::{ColumnDef, TableId};
 use crate::render;
 
@@ -234,14 +235,13 @@ pub fn declare(db: &dyn Sql, child: &str, child_cols: &str, parent: &str, parent
     let publish = |tokens: &[String]| -> Result<()> {
         ensure_metadata(db)?;
         let (ccj, pcj) = (to_json(&cc)?, to_json(&pc)?);
-        let key = declaration_key(&child_id, &ccj, &parent_id, &pcj);
-        db.execute_with(DELETE, &key)?;
+        db.execute_with(DELETE, &declaration_key(&main, &child_id, &ccj, &parent_id, &pcj).params())?;
         let [child_token, parent_token] = tokens else {
             return Err(Error::Internal(format!("expected two incarnation tokens, got {}", tokens.len())));
         };
-        let mut row: Vec<&str> = key.to_vec();
-        row.push(child_token);
-        row.push(parent_token);
+        let (child, parent) = (home::stored_table(&main, &child_id), home::stored_table(&main, &parent_id));
+        let mut row: Vec<&str> = vec![&child.catalog, &child.schema, &child.name, &ccj];
+        row.extend([parent.catalog.as_str(), &parent.schema, &parent.name, &pcj, child_token, parent_token]);
         db.execute_with(INSERT, &row)
     };
     if endpoints.iter().all(|(t, _, _)| t.catalog == main) {
@@ -264,14 +264,35 @@ pub fn declare(db: &dyn Sql, child: &str, child_cols: &str, parent: &str, parent
     })
 }
 
-/// The columns that identify a declaration in `openivm_constraints_cache`, as query parameters.
-fn declaration_key<'a>(
-    child: &'a TableId,
-    child_cols: &'a str,
-    parent: &'a TableId,
-    parent_cols: &'a str,
-) -> [&'a str; 8] {
-    [&child.catalog, &child.schema, &child.name, child_cols, &parent.catalog, &parent.schema, &parent.name, parent_cols]
+/// What identifies a declaration in `openivm_constraints_cache`: per endpoint both catalog
+/// spellings a row may use (see `home`), schema, table and column list.
+struct DeclarationKey {
+    child: ([String; 2], TableId, String),
+    parent: ([String; 2], TableId, String),
+}
+
+impl DeclarationKey {
+    /// The parameters of `rely_delete.sql` and `rely_revoke.sql`.
+    fn params(&self) -> Vec<&str> {
+        let mut out = Vec::new();
+        for (spellings, t, cols) in [&self.child, &self.parent] {
+            out.extend([spellings[0].as_str(), &spellings[1], &t.schema, &t.name, cols]);
+        }
+        out
+    }
+}
+
+fn declaration_key(
+    main: &str,
+    child: &TableId,
+    child_cols: &str,
+    parent: &TableId,
+    parent_cols: &str,
+) -> DeclarationKey {
+    DeclarationKey {
+        child: (home::spellings(main, &child.catalog), child.clone(), child_cols.to_string()),
+        parent: (home::spellings(main, &parent.catalog), parent.clone(), parent_cols.to_string()),
+    }
 }
 
 /// `openivm_revoke_rely_fk`: removes a declaration; whether there was one.
@@ -288,8 +309,9 @@ pub fn revoke(
     let pc = match_columns(&parent_id, &parent_all, &parse_columns(parent_cols)?)?;
     let (ccj, pcj) = (to_json(&cc)?, to_json(&pc)?);
     let gone = if crate::catalog::main_table_exists(db, "openivm_constraints_cache")? {
-        let key = declaration_key(&child_id, &ccj, &parent_id, &pcj);
-        !in_transaction(db, || db.query_with(REVOKE, &key))?.is_empty()
+        let (main, _) = SqlCatalog::new(db).defaults()?;
+        let key = declaration_key(&main, &child_id, &ccj, &parent_id, &pcj);
+        !in_transaction(db, || db.query_with(REVOKE, &key.params()))?.is_empty()
     } else {
         false
     };
@@ -303,8 +325,8 @@ pub fn revoke(
 }
 
 /// The RELY foreign keys between tables of `tables` that are still valid for the tables'
-/// current incarnations.
-pub fn valid_declarations(db: &dyn Sql, tables: &[TableId]) -> Result<Vec<ForeignKey>> {
+/// current incarnations (`main`: the database holding the metadata).
+pub fn valid_declarations(db: &dyn Sql, main: &str, tables: &[TableId]) -> Result<Vec<ForeignKey>> {
     if !crate::catalog::main_table_exists(db, "openivm_constraints_cache")? {
         return Ok(vec![]);
     }
@@ -315,8 +337,8 @@ pub fn valid_declarations(db: &dyn Sql, tables: &[TableId]) -> Result<Vec<Foreig
     };
     let mut out = Vec::new();
     for r in db.query(DECLARATIONS)? {
-        let child = TableId { catalog: r.text(0)?, schema: r.text(1)?, name: r.text(2)? };
-        let parent = TableId { catalog: r.text(4)?, schema: r.text(5)?, name: r.text(6)? };
+        let child = home::live_table(main, TableId { catalog: r.text(0)?, schema: r.text(1)?, name: r.text(2)? });
+        let parent = home::live_table(main, TableId { catalog: r.text(4)?, schema: r.text(5)?, name: r.text(6)? });
         if !tables.contains(&child) || !tables.contains(&parent) {
             continue;
         }

@@ -9,6 +9,7 @@
 use super::{append_only, diff, DeltaStats, Fresh, SourceKind};
 use crate::db::{Cells, Row, Sql};
 use crate::error::{Error, Result};
+use crate::home;
 use crate::ir::{ColumnDef, TableId};
 use crate::render::capture::{self as sql, Position};
 use crate::render::{self, Qualified};
@@ -87,7 +88,7 @@ impl Feed {
         Ok(Feed {
             id: n(0)?,
             catalog: catalog.to_string(),
-            table: TableId { catalog: t(1)?, schema: t(2)?, name: t(3)? },
+            table: home::live_table(catalog, TableId { catalog: t(1)?, schema: t(2)?, name: t(3)? }),
             columns,
             kind,
             watermark,
@@ -153,7 +154,8 @@ pub fn find_or_start(
     size_now: i64,
 ) -> Result<Feed> {
     let key = super::columns_key(columns);
-    let found = db.query_with(FEED_FIND, &[&table.catalog, &table.schema, &table.name])?;
+    let [here, named] = home::spellings(catalog, &table.catalog);
+    let found = db.query_with(FEED_FIND, &[&here, &named, &table.schema, &table.name])?;
     if let Some(r) = found.first() {
         let mut f = Feed::from_row(catalog, r)?;
         f.consumers = cursors(db)?.iter().filter(|c| c.2 == f.id).count() as i64;
@@ -179,7 +181,7 @@ pub fn find_or_start(
         FEED_INSERT,
         &[
             &id.to_string(),
-            &table.catalog,
+            &home::stored(catalog, &table.catalog),
             &table.schema,
             &table.name,
             &key,

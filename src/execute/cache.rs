@@ -119,6 +119,14 @@ impl Cache {
             }
         }
         let view = find_view(db, &defaults, name)?;
+        if view.earlier_layout {
+            return Err(Error::Stale {
+                view: name.to_string(),
+                detail: "its metadata was written by an earlier version of openivm, which named the database by its \
+                         file name and kept the stored result beside the view"
+                    .into(),
+            });
+        }
         // A name that no longer resolves is a schema change; DuckDB's own errors pass through.
         let (q, outputs) = compile(db, &view.query).map_err(|e| {
             if e.is_schema_change() {
@@ -127,7 +135,7 @@ impl Cache {
                 e
             }
         })?;
-        if signature(&q) != view.signature {
+        if signature(&q, &defaults.0) != view.signature {
             return Err(Error::Stale {
                 view: name.to_string(),
                 detail: "a column it reads was added, dropped, renamed or retyped".into(),
@@ -146,8 +154,8 @@ impl Cache {
             .map(|l| tables.iter().position(|t| t == &l.table))
             .collect::<Option<Vec<usize>>>()
             .ok_or_else(|| Error::Internal("a leaf's table is not among the view's tables".into()))?;
-        let fks = fk_sources::foreign_keys(db, &tables)?;
-        let sources = declare::sources(db, &tables, &all_columns)?;
+        let fks = fk_sources::foreign_keys(db, &defaults.0, &tables)?;
+        let sources = declare::sources(db, &defaults.0, &tables, &all_columns)?;
         let now = table_states(db, &tables).map_err(|e| restale(e, name))?;
         let (last_incremental_ms, last_full_ms) =
             self.views.get(&key).map(|c| (c.last_incremental_ms, c.last_full_ms)).unwrap_or((None, None));

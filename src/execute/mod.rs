@@ -17,6 +17,7 @@ use crate::capture::{self, feeds};
 use crate::catalog::{table_name, SqlCatalog};
 use crate::db::{Cells, Sql};
 use crate::error::{Error, Result};
+use crate::home;
 use crate::ir::{ColumnDef, TableId, ViewQuery};
 use crate::parse::parse_select;
 use crate::render::{self, OutputColumn, Qualified};
@@ -86,7 +87,11 @@ fn view_location(defaults: &(String, String), arg: &str) -> Result<Qualified> {
 pub struct ViewRecord {
     pub at: Qualified,
     pub query: String,
+    /// The stored result: in the internal schema (in the view's schema for earlier layouts).
     pub data: Qualified,
+    /// Written by an earlier layout of the metadata (it named the database and kept the stored
+    /// result beside the view): such a view can only be dropped.
+    pub earlier_layout: bool,
     pub signature: String,
     /// The comment openivm put on the view it created (None for views made before it did).
     pub marker: Option<String>,
@@ -129,18 +134,51 @@ fn find_view(db: &dyn Sql, defaults: &(String, String), arg: &str) -> Result<Vie
     if !metadata_exists(db)? {
         return Err(Error::UnknownView(arg.to_string()));
     }
-    let rows = db.query_with(VIEW_FIND, &[&at.catalog, &at.schema, &at.name])?;
+    let rows = db.query_with(VIEW_FIND, &[&at.schema, &at.name])?;
     let Some(r) = rows.first() else {
         return Err(Error::UnknownView(arg.to_string()));
     };
-    let at = Qualified { catalog: r.text(1)?, schema: r.text(2)?, name: r.text(0)? };
+    let earlier_layout = r.text(1)? != home::HERE;
+    let at = Qualified { catalog: at.catalog, schema: r.text(2)?, name: r.text(0)? };
+    let data = if earlier_layout { at.sibling(r.text(4)?) } else { internal(&at.catalog, r.text(4)?) };
     Ok(ViewRecord {
-        data: at.sibling(r.text(4)?),
+        data,
+        earlier_layout,
         query: r.text(3)?,
         signature: r.text(5)?,
         marker: r.opt_text(6)?.map(str::to_string),
         at,
     })
+}
+
+/// A table of the internal schema of the database `catalog`.
+fn internal(catalog: &str, name: String) -> Qualified {
+    Qualified { catalog: catalog.to_string(), schema: feeds::SCHEMA.into(), name }
+}
+
+/// The names a view's stored result may take in the internal schema, in order of preference:
+/// `data_<schema>_<view>`, then with a number appended (two views whose names join to the same
+/// text, such as `a_b.c` and `a.b_c`, get distinct tables).
+fn data_table_names(schema: &str, view: &str) -> impl Iterator<Item = String> {
+    let base = format!("data_{schema}_{view}");
+    std::iter::once(base.clone()).chain((2..).map(move |n| format!("{base}_{n}")))
+}
+
+/// The first of `data_table_names` that no table of the internal schema has yet.
+fn free_data_table(db: &dyn Sql, at: &Qualified) -> Result<Qualified> {
+    let cat = SqlCatalog::new(db);
+    for name in data_table_names(&at.schema, &at.name) {
+        let candidate = internal(&at.catalog, name);
+        let probe = TableName {
+            catalog: Some(candidate.catalog.clone()),
+            schema: Some(candidate.schema.clone()),
+            name: candidate.name.clone(),
+        };
+        if cat.find(&probe)?.is_none() {
+            return Ok(candidate);
+        }
+    }
+    Err(Error::Internal("no free name for a stored result".into()))
 }
 
 /// Parses and binds a view query against the current catalog; DuckDB's own binder then checks
@@ -157,19 +195,20 @@ fn compile(db: &dyn Sql, query: &str) -> Result<(ViewQuery, Vec<OutputColumn>)> 
 #[derive(Serialize)]
 struct SignatureLeaf<'a> {
     alias: &'a str,
-    table: &'a TableId,
+    table: TableId,
     columns: Vec<&'a ColumnDef>,
 }
 
-/// What a view depends on: each leaf's table and the names and types of the columns it reads.
-fn signature(q: &ViewQuery) -> String {
+/// What a view depends on: each leaf's table (named as the metadata stores it, see `home`;
+/// `main` is the database holding the metadata) and the names and types of the columns it reads.
+fn signature(q: &ViewQuery, main: &str) -> String {
     let leaves: Vec<SignatureLeaf> = q
         .leaves
         .iter()
         .zip(&q.used_columns)
         .map(|(l, used)| SignatureLeaf {
             alias: &l.alias,
-            table: &l.table,
+            table: home::stored_table(main, &l.table),
             columns: l.columns.iter().filter(|c| used.contains(&c.name)).collect(),
         })
         .collect();
@@ -241,7 +280,7 @@ pub fn create(db: &dyn Sql, cache: &mut Cache, name: &str, query: &str) -> Resul
         if taken.is_some() {
             return Err(Error::NameTaken(name.to_string()));
         }
-        if !db.query_with(VIEW_FIND, &[&at.catalog, &at.schema, &at.name])?.is_empty() {
+        if !db.query_with(VIEW_FIND, &[&at.schema, &at.name])?.is_empty() {
             return Err(Error::InvalidArgument(format!(
                 "a maintained view named '{}' is still registered although its DuckDB view was dropped; \
                  run openivm_drop('{}') first",
@@ -261,7 +300,7 @@ pub fn create(db: &dyn Sql, cache: &mut Cache, name: &str, query: &str) -> Resul
         // Attach to the tables' feeds first: a feed other views already read is brought up to
         // date (its batch logged for them), so that the fill below and the cursor agree.
         attach(db, &q, &at, &defaults.0)?;
-        let data = at.sibling(format!("openivm_data_{}", at.name));
+        let data = free_data_table(db, &at)?;
         db.execute(&render::create_table_as(&data, &render::aggregate_weighted(&q, &render::full_select(&q))))?;
         let data_columns = SqlCatalog::new(db).columns(&data.table_id())?;
         let sum_kinds: Vec<render::SumKind> = (0..q.aggregate_count())
@@ -278,11 +317,22 @@ pub fn create(db: &dyn Sql, cache: &mut Cache, name: &str, query: &str) -> Resul
         let token = db.scalar(NEW_TOKEN, &[])?.ok_or_else(|| Error::Internal("no token was made".into()))?;
         let marker = format!("maintained by openivm ({token})");
         db.execute(&render::comment_on_view(&at, &marker))?;
-        let leaves = serde_json::to_string(&q.leaves.iter().map(|l| (&l.alias, &l.table)).collect::<Vec<_>>())
-            .map_err(|e| Error::Internal(e.to_string()))?;
+        let stored_leaves: Vec<(&String, TableId)> =
+            q.leaves.iter().map(|l| (&l.alias, home::stored_table(&at.catalog, &l.table))).collect();
+        let leaves = serde_json::to_string(&stored_leaves).map_err(|e| Error::Internal(e.to_string()))?;
         db.execute_with(
             VIEW_INSERT,
-            &[&at.name, &at.catalog, &at.schema, query, &leaves, q.kind(), &data.name, &signature(&q), &marker],
+            &[
+                &at.name,
+                home::HERE,
+                &at.schema,
+                query,
+                &leaves,
+                q.kind(),
+                &data.name,
+                &signature(&q, &at.catalog),
+                &marker,
+            ],
         )?;
         let rows = db.scalar_int(&render::count_rows(&at), &[])?;
         let total_ms = started.elapsed().as_secs_f64() * 1000.0;
@@ -313,7 +363,7 @@ fn attach(db: &dyn Sql, q: &ViewQuery, at: &Qualified, catalog: &str) -> Result<
         .iter()
         .map(|t| q.leaves.iter().find(|l| &l.table == t).map(|l| l.columns.clone()).unwrap_or_default())
         .collect();
-    let kinds = capture::declare::sources(db, &tables, &all_columns)?;
+    let kinds = capture::declare::sources(db, catalog, &tables, &all_columns)?;
     let sizes: Vec<i64> = cache::table_states(db, &tables)?.iter().map(|s| s.2).collect();
     for (k, t) in tables.iter().enumerate() {
         let columns = q.table_columns(t);
@@ -368,9 +418,22 @@ pub fn drop_view(db: &dyn Sql, cache: &mut Cache, name: &str) -> Result<String> 
         if crate::catalog::main_table_exists(db, "openivm_views")? {
             feeds::detach_view(db, &at.catalog, &at.schema, &at.name)?;
         }
-        db.execute_with(VIEW_DELETE, &[&at.catalog, &at.schema, &at.name])?;
+        db.execute_with(VIEW_DELETE, &[&at.schema, &at.name])?;
         Ok(at.clone())
     })?;
     cache.forget(&format!("{}.{}", dropped.schema.to_lowercase(), dropped.name.to_lowercase()));
     Ok(dropped.name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stored_results_are_named_after_schema_and_view() {
+        let names: Vec<String> = data_table_names("main", "v").take(3).collect();
+        assert_eq!(names, ["data_main_v", "data_main_v_2", "data_main_v_3"]);
+        // `a_b.c` and `a.b_c` start from the same name; the second view created takes the next
+        assert_eq!(data_table_names("a_b", "c").next(), data_table_names("a", "b_c").next());
+    }
 }

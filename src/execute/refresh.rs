@@ -448,7 +448,7 @@ fn finish(db: &dyn Sql, cache: &mut Cache, mut p: Prepared, started: Instant) ->
         }
     }
     let apply_ms = apply_started.elapsed().as_secs_f64() * 1000.0;
-    db.execute_with(VIEW_MARK_REFRESHED, &[&at.catalog, &at.schema, &at.name])?;
+    db.execute_with(VIEW_MARK_REFRESHED, &[&at.schema, &at.name])?;
     let counts = match p.mode {
         Mode::Incremental => plan::count_terms(&p.plan),
         // A recompute runs no term; terms_total still counts the view's terms.
