@@ -27,7 +27,7 @@ all: release
 
 release: $(EXTENSION)
 
-$(EXTENSION): $(shell find src sql -type f) Cargo.toml tools/append_footer.py $(VENV_STAMP)
+$(EXTENSION): $(shell find src sql -type f) Cargo.toml build.rs C_API_VERSION tools/append_footer.py $(VENV_STAMP)
 	cargo build --release
 	@mkdir -p build/release
 	$(VENV_PY) tools/append_footer.py target/release/lib$(EXT_NAME).so $@ $(EXT_VERSION) $(PLATFORM)
