@@ -65,6 +65,7 @@ test: release $(VENV2_STAMP)
 
 test-unit:
 	cargo test --release --lib
+	cargo test --release --doc
 
 test-sql: release
 	$(VENV_PY) test/runner/sqllogictest.py --extension $(EXTENSION)

@@ -18,9 +18,12 @@ pub mod home;
 pub mod ir;
 pub mod lookup;
 pub mod parse;
+#[doc(hidden)]
+pub mod placeholders;
 pub mod plan;
 pub mod rely;
 pub mod render;
 pub mod session;
 pub mod settings;
 pub mod shell;
+pub mod sql;

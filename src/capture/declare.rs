@@ -13,9 +13,9 @@ use crate::ir::{ColumnDef, TableId};
 use crate::rely;
 use crate::render::capture::Position;
 
-const INSERT: &str = include_str!("../../sql/facts/append_only_insert.sql");
-const DELETE: &str = include_str!("../../sql/facts/append_only_delete.sql");
-const FIND: &str = include_str!("../../sql/facts/append_only_find.sql");
+use crate::sql::facts::APPEND_ONLY_DELETE as DELETE;
+use crate::sql::facts::APPEND_ONLY_FIND as FIND;
+use crate::sql::facts::APPEND_ONLY_INSERT as INSERT;
 
 /// What a declaration stored, for the caller.
 pub struct Declared {
@@ -55,8 +55,8 @@ pub fn declare(db: &dyn Sql, table_arg: &str, key: Option<&str>) -> Result<Decla
     let [here, named] = home::spellings(&main, &table.catalog);
     let publish = |token: &str| -> Result<()> {
         ensure_metadata(db)?;
-        db.query_with(DELETE, &[&here, &named, &table.schema, &table.name])?;
-        db.execute_with(INSERT, &[&here, &table.schema, &table.name, &keys_json, token])
+        DELETE.rows(db, [&here, &named, &table.schema, &table.name])?;
+        INSERT.run(db, [&here, &table.schema, &table.name, &keys_json, token])
     };
     if table.catalog == main {
         in_transaction(db, || {
@@ -78,7 +78,7 @@ pub fn revoke(db: &dyn Sql, table_arg: &str) -> Result<(String, bool)> {
     }
     let (main, _) = crate::catalog::SqlCatalog::new(db).defaults()?;
     let [here, named] = home::spellings(&main, &table.catalog);
-    let gone = in_transaction(db, || db.query_with(DELETE, &[&here, &named, &table.schema, &table.name]))?;
+    let gone = in_transaction(db, || DELETE.rows(db, [&here, &named, &table.schema, &table.name]))?;
     Ok((rely::qualified(&table), !gone.is_empty()))
 }
 
@@ -90,7 +90,7 @@ pub fn sources(db: &dyn Sql, main: &str, tables: &[TableId], columns: &[Vec<Colu
     if tables.is_empty() || !crate::catalog::main_table_exists(db, "openivm_constraints_cache")? {
         return Ok(out);
     }
-    for r in db.query(FIND)? {
+    for r in FIND.rows(db, [])? {
         let id = home::live_table(main, TableId { catalog: r.text(0)?, schema: r.text(1)?, name: r.text(2)? });
         let Some(k) = tables.iter().position(|t| t == &id) else { continue };
         let keys = r.json_list(3)?;

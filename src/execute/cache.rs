@@ -16,8 +16,8 @@ use crate::{fk_sources, settings};
 use super::mode::Mode;
 use super::{compile, find_view, signature, view_location, ViewRecord};
 
-const READ_ONLY: &str = include_str!("../../sql/views/read_only.sql");
-const TABLE_SIZES: &str = include_str!("../../sql/capture/table_sizes.sql");
+use crate::sql::capture::TABLE_SIZES;
+use crate::sql::views::READ_ONLY;
 
 /// Everything a refresh needs to know about a view that does not change between refreshes.
 #[derive(Clone, Debug)]
@@ -59,7 +59,7 @@ pub struct Cache {
 /// The state of a view's tables now: (oid, definition, appended-row count) per table.
 pub fn table_states(db: &dyn Sql, tables: &[TableId]) -> Result<Vec<(String, String, i64)>> {
     let mut all = Vec::new();
-    for r in db.query(TABLE_SIZES)? {
+    for r in TABLE_SIZES.rows(db, [])? {
         let id = TableId { catalog: r.text(0)?, schema: r.text(1)?, name: r.text(2)? };
         if tables.contains(&id) {
             all.push((id, (r.text(3)?, r.text(4)?, r.int(5)?)));
@@ -191,7 +191,7 @@ impl Cache {
         if let Some(r) = self.read_only {
             return Ok(r);
         }
-        let r = db.scalar(READ_ONLY, &[catalog])?.as_deref() == Some("true");
+        let r = READ_ONLY.scalar(db, [catalog])?.as_deref() == Some("true");
         self.read_only = Some(r);
         Ok(r)
     }

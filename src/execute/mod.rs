@@ -25,16 +25,16 @@ use crate::settings;
 
 pub use cache::Cache;
 
-const METADATA: &str = include_str!("../../sql/metadata.sql");
-const VIEW_INSERT: &str = include_str!("../../sql/views/insert.sql");
-const VIEW_FIND: &str = include_str!("../../sql/views/find.sql");
-const VIEW_COMMENT: &str = include_str!("../../sql/views/view_comment.sql");
-const NEW_TOKEN: &str = include_str!("../../sql/facts/new_token.sql");
-const VIEW_DELETE: &str = include_str!("../../sql/views/delete.sql");
-const SCHEMA_EXISTS: &str = include_str!("../../sql/catalog/schema_exists.sql");
-const PARSE_TREE: &str = include_str!("../../sql/catalog/parse_tree.sql");
-const ALL_VIEWS: &str = include_str!("../../sql/views/all.sql");
-const HISTORY_INSERT: &str = include_str!("../../sql/capture/history_insert.sql");
+use crate::sql::capture::HISTORY_INSERT;
+use crate::sql::catalog::PARSE_TREE;
+use crate::sql::catalog::SCHEMA_EXISTS;
+use crate::sql::facts::NEW_TOKEN;
+use crate::sql::views::ALL as ALL_VIEWS;
+use crate::sql::views::DELETE as VIEW_DELETE;
+use crate::sql::views::FIND as VIEW_FIND;
+use crate::sql::views::INSERT as VIEW_INSERT;
+use crate::sql::views::VIEW_COMMENT;
+use crate::sql::METADATA;
 
 /// Runs `f` in one transaction: all of its writes commit together, or none does.
 pub fn in_transaction<T>(db: &dyn Sql, f: impl FnOnce() -> Result<T>) -> Result<T> {
@@ -56,7 +56,7 @@ pub fn in_transaction<T>(db: &dyn Sql, f: impl FnOnce() -> Result<T>) -> Result<
 
 /// Creates the metadata tables if this database has none yet.
 pub fn ensure_metadata(db: &dyn Sql) -> Result<()> {
-    db.execute(METADATA)?;
+    METADATA.run(db, [])?;
     settings::ensure(db)
 }
 
@@ -107,7 +107,7 @@ pub enum Standing {
 
 /// Whether the DuckDB view under the name is still the one openivm created.
 pub fn standing(db: &dyn Sql, v: &ViewRecord) -> Result<Standing> {
-    let rows = db.query_with(VIEW_COMMENT, &[&v.at.catalog, &v.at.schema, &v.at.name])?;
+    let rows = VIEW_COMMENT.rows(db, [&v.at.catalog, &v.at.schema, &v.at.name])?;
     Ok(match (rows.first().and_then(|r| r.first().cloned().flatten()), &v.marker) {
         (None, _) => Standing::Gone,
         (Some(now), Some(ours)) if &now != ours => Standing::Replaced,
@@ -134,7 +134,7 @@ fn find_view(db: &dyn Sql, defaults: &(String, String), arg: &str) -> Result<Vie
     if !metadata_exists(db)? {
         return Err(Error::UnknownView(arg.to_string()));
     }
-    let rows = db.query_with(VIEW_FIND, &[&at.schema, &at.name])?;
+    let rows = VIEW_FIND.rows(db, [&at.schema, &at.name])?;
     let Some(r) = rows.first() else {
         return Err(Error::UnknownView(arg.to_string()));
     };
@@ -184,7 +184,7 @@ fn free_data_table(db: &dyn Sql, at: &Qualified) -> Result<Qualified> {
 /// Parses and binds a view query against the current catalog; DuckDB's own binder then checks
 /// it and names and types its output columns.
 fn compile(db: &dyn Sql, query: &str) -> Result<(ViewQuery, Vec<OutputColumn>)> {
-    let json = db.scalar(PARSE_TREE, &[query])?.ok_or_else(|| Error::Parse("DuckDB returned no parse tree".into()))?;
+    let json = PARSE_TREE.scalar(db, [query])?.ok_or_else(|| Error::Parse("DuckDB returned no parse tree".into()))?;
     let select = parse_select(&json)?;
     let mut q = bind(select, &SqlCatalog::new(db))?;
     let outputs = describe(db, query)?;
@@ -235,9 +235,9 @@ pub struct HistoryRow<'a> {
 }
 
 fn record_history(db: &dyn Sql, h: &HistoryRow) -> Result<()> {
-    db.execute_with(
-        HISTORY_INSERT,
-        &[
+    HISTORY_INSERT.run(
+        db,
+        [
             &h.view.name,
             &h.view.schema,
             &h.before_us.to_string(),
@@ -269,7 +269,7 @@ pub fn create(db: &dyn Sql, cache: &mut Cache, name: &str, query: &str) -> Resul
         if at.name.to_ascii_lowercase().starts_with("openivm_") {
             return Err(Error::InvalidArgument(format!("names starting with openivm_ are reserved ('{}')", at.name)));
         }
-        if db.scalar(SCHEMA_EXISTS, &[&at.catalog, &at.schema])?.as_deref() == Some("0") {
+        if SCHEMA_EXISTS.scalar(db, [&at.catalog, &at.schema])?.as_deref() == Some("0") {
             return Err(Error::InvalidArgument(format!("schema '{}' does not exist", at.schema)));
         }
         let taken = SqlCatalog::new(db).find(&TableName {
@@ -280,7 +280,7 @@ pub fn create(db: &dyn Sql, cache: &mut Cache, name: &str, query: &str) -> Resul
         if taken.is_some() {
             return Err(Error::NameTaken(name.to_string()));
         }
-        if !db.query_with(VIEW_FIND, &[&at.schema, &at.name])?.is_empty() {
+        if !VIEW_FIND.rows(db, [&at.schema, &at.name])?.is_empty() {
             return Err(Error::InvalidArgument(format!(
                 "a maintained view named '{}' is still registered although its DuckDB view was dropped; \
                  run openivm_drop('{}') first",
@@ -314,15 +314,15 @@ pub fn create(db: &dyn Sql, cache: &mut Cache, name: &str, query: &str) -> Resul
             .collect();
         let view_sql = render::visible_view(&q, &data, &outputs, &sum_kinds);
         db.execute(&render::create_view(&at, &view_sql))?;
-        let token = db.scalar(NEW_TOKEN, &[])?.ok_or_else(|| Error::Internal("no token was made".into()))?;
+        let token = NEW_TOKEN.scalar(db, [])?.ok_or_else(|| Error::Internal("no token was made".into()))?;
         let marker = format!("maintained by openivm ({token})");
         db.execute(&render::comment_on_view(&at, &marker))?;
         let stored_leaves: Vec<(&String, TableId)> =
             q.leaves.iter().map(|l| (&l.alias, home::stored_table(&at.catalog, &l.table))).collect();
         let leaves = serde_json::to_string(&stored_leaves).map_err(|e| Error::Internal(e.to_string()))?;
-        db.execute_with(
-            VIEW_INSERT,
-            &[
+        VIEW_INSERT.run(
+            db,
+            [
                 &at.name,
                 home::HERE,
                 &at.schema,
@@ -398,7 +398,8 @@ pub fn all_views(db: &dyn Sql) -> Result<Vec<String>> {
     if !metadata_exists(db)? {
         return Ok(vec![]);
     }
-    db.query(ALL_VIEWS)?
+    ALL_VIEWS
+        .rows(db, [])?
         .iter()
         .map(|r| Ok(format!("{}.{}", render::ident(&r.text(0)?), render::ident(&r.text(1)?))))
         .collect()
@@ -418,7 +419,7 @@ pub fn drop_view(db: &dyn Sql, cache: &mut Cache, name: &str) -> Result<String> 
         if crate::catalog::main_table_exists(db, "openivm_views")? {
             feeds::detach_view(db, &at.catalog, &at.schema, &at.name)?;
         }
-        db.execute_with(VIEW_DELETE, &[&at.schema, &at.name])?;
+        VIEW_DELETE.run(db, [&at.schema, &at.name])?;
         Ok(at.clone())
     })?;
     cache.forget(&format!("{}.{}", dropped.schema.to_lowercase(), dropped.name.to_lowercase()));

@@ -22,7 +22,7 @@ use crate::facts::{self, ProvenRelation};
 use crate::plan::{self, DeltaShape, Term, TermCounts, TermStatus};
 use crate::render::{self, Qualified, Source};
 
-const VIEW_MARK_REFRESHED: &str = include_str!("../../sql/views/mark_refreshed.sql");
+use crate::sql::views::MARK_REFRESHED as VIEW_MARK_REFRESHED;
 
 /// Above this many run terms, a refresh evaluates them all in one combined join (see
 /// `render::combined_terms`) instead of one join per term.
@@ -448,7 +448,7 @@ fn finish(db: &dyn Sql, cache: &mut Cache, mut p: Prepared, started: Instant) ->
         }
     }
     let apply_ms = apply_started.elapsed().as_secs_f64() * 1000.0;
-    db.execute_with(VIEW_MARK_REFRESHED, &[&at.schema, &at.name])?;
+    VIEW_MARK_REFRESHED.run(db, [&at.schema, &at.name])?;
     let counts = match p.mode {
         Mode::Incremental => plan::count_terms(&p.plan),
         // A recompute runs no term; terms_total still counts the view's terms.
