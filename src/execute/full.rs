@@ -14,18 +14,20 @@ use serde_json::Value;
 
 use super::mode::Mode;
 use super::refresh::RefreshReport;
-use super::{check_standing, describe, find_view, record_history, Cache, Created, HistoryRow, ViewRecord};
+use super::{
+    check_standing, describe, find_view, free_data_table, record_history, Cache, Created, HistoryRow, ViewRecord,
+};
 use crate::catalog::SqlCatalog;
 use crate::db::Sql;
 use crate::error::{Error, Result};
+use crate::home;
 use crate::render::{self, OutputColumn, Qualified};
 use crate::strategy::{self, FunctionFacts, Strategy};
 
-const PARSE_TREE: &str = include_str!("../../sql/catalog/parse_tree.sql");
-const PLAN_TREE: &str = include_str!("../../sql/catalog/plan_tree.sql");
-const VIEW_INSERT: &str = include_str!("../../sql/views/insert.sql");
-const VIEW_MARK_REFRESHED: &str = include_str!("../../sql/views/mark_refreshed.sql");
-const NEW_TOKEN: &str = include_str!("../../sql/facts/new_token.sql");
+use crate::sql::catalog::{PARSE_TREE, PLAN_TREE};
+use crate::sql::facts::NEW_TOKEN;
+use crate::sql::views::{INSERT as VIEW_INSERT, MARK_REFRESHED as VIEW_MARK_REFRESHED};
+use crate::sql::Query;
 
 /// The names and types of a full view's output, as stored in `signature`: a refresh whose
 /// query no longer gives them fails as a schema change instead of inserting other columns.
@@ -33,8 +35,8 @@ fn output_signature(outputs: &[OutputColumn]) -> String {
     serde_json::to_string(&outputs.iter().map(|o| (&o.name, &o.ty)).collect::<Vec<_>>()).unwrap_or_default()
 }
 
-fn json_of(db: &dyn Sql, sql: &str, query: &str, what: &str) -> Result<Value> {
-    let text = db.scalar(sql, &[query])?.ok_or_else(|| Error::Internal(format!("DuckDB returned no {what}")))?;
+fn json_of(db: &dyn Sql, sql: Query<1>, query: &str, what: &str) -> Result<Value> {
+    let text = sql.scalar(db, [query])?.ok_or_else(|| Error::Internal(format!("DuckDB returned no {what}")))?;
     let v: Value =
         serde_json::from_str(&text).map_err(|e| Error::Internal(format!("DuckDB's {what} could not be read ({e})")))?;
     if v.get("error").and_then(Value::as_bool) == Some(true) {
@@ -63,9 +65,11 @@ fn check(db: &dyn Sql, query: &str) -> Result<bool> {
     let plan = strategy::plan_facts(&json_of(db, PLAN_TREE, query, "plan")?);
     strategy::check_time_zones(&plan)?;
     for t in &plan.tables {
-        let own = t.name.to_ascii_lowercase().starts_with("openivm_")
-            && !t.name.to_ascii_lowercase().starts_with("openivm_data_");
-        if own || t.schema.eq_ignore_ascii_case("openivm") {
+        // The stored results (openivm.data_*) are what maintained views show: fine to read.
+        let name = t.name.to_ascii_lowercase();
+        let internal = t.schema.eq_ignore_ascii_case(crate::capture::feeds::SCHEMA);
+        let own = (internal && !name.starts_with("data_")) || (!internal && name.starts_with("openivm_"));
+        if own {
             return Err(Error::Refused(format!(
                 "the extension's own tables as sources ('{}.{}': every refresh writes them)",
                 t.schema, t.name
@@ -90,17 +94,17 @@ pub fn create(
         Error::Unsupported(what) | Error::Bind(what) => what.clone(),
         other => other.to_string(),
     };
-    let data = at.sibling(format!("openivm_data_{}", at.name));
+    let data = free_data_table(db, at)?;
     db.execute(&render::create_table_as(&data, query))?;
     db.execute(&render::create_view(at, &render::full_view(&data, outputs, ordered)))?;
-    let token = db.scalar(NEW_TOKEN, &[])?.ok_or_else(|| Error::Internal("no token was made".into()))?;
+    let token = NEW_TOKEN.scalar(db, [])?.ok_or_else(|| Error::Internal("no token was made".into()))?;
     let marker = format!("maintained by openivm ({token})");
     db.execute(&render::comment_on_view(at, &marker))?;
-    db.execute_with(
-        VIEW_INSERT,
-        &[
+    VIEW_INSERT.run(
+        db,
+        [
             &at.name,
-            &at.catalog,
+            home::HERE,
             &at.schema,
             query,
             "[]",
@@ -163,7 +167,7 @@ pub fn refresh_in(db: &dyn Sql, cache: &mut Cache, name: &str, started: Instant)
     let apply_started = Instant::now();
     db.execute(&render::delete_all(&view.data))?;
     db.execute(&render::insert_into(&view.data, &view.query))?;
-    db.execute_with(VIEW_MARK_REFRESHED, &[&at.catalog, &at.schema, &at.name])?;
+    VIEW_MARK_REFRESHED.run(db, [&at.schema, &at.name])?;
     let apply_ms = apply_started.elapsed().as_secs_f64() * 1000.0;
     let total_ms = started.elapsed().as_secs_f64() * 1000.0;
     record_history(

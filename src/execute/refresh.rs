@@ -19,11 +19,11 @@ use crate::capture::{self, feeds, feeds::Feed, DeltaStats, Fresh, SourceKind};
 use crate::db::Sql;
 use crate::error::{Error, Result};
 use crate::facts::{self, ProvenRelation};
-use crate::plan::{self, Term, TermCounts, TermStatus};
+use crate::plan::{self, DeltaShape, Term, TermCounts, TermStatus};
 use crate::render::{self, Qualified, Source};
 use crate::strategy::Strategy;
 
-const VIEW_MARK_REFRESHED: &str = include_str!("../../sql/views/mark_refreshed.sql");
+use crate::sql::views::MARK_REFRESHED as VIEW_MARK_REFRESHED;
 
 /// Why a view with MIN/MAX is recomputed after a delete or an update of one of its tables.
 pub const EXTREMA_RECOMPUTE: &str =
@@ -230,15 +230,15 @@ fn second_transaction(db: &dyn Sql, go: Go, capture_started: Instant, round: &mu
     }
     let capture_ms = capture_started.elapsed().as_secs_f64() * 1000.0;
     let leaf_rows: Vec<u64> = c.leaf_table.iter().map(|&k| inputs[k].stats.rows).collect();
-    let insert_only: Vec<bool> = c.leaf_table.iter().map(|&k| inputs[k].stats.insert_only()).collect();
+    let shapes: Vec<DeltaShape> = c.leaf_table.iter().map(|&k| inputs[k].stats.shape()).collect();
     let (relations, fk_bits) = if pruning {
         let relations = facts::proven_relations(&c.q, &c.fks);
-        let bits = facts::fk_skip_bits(&relations, &insert_only);
+        let bits = facts::fk_skip_bits(&relations, &shapes);
         (relations, bits)
     } else {
         (vec![], 0)
     };
-    let plan = plan::plan_terms(c.q.leaves.len(), plan::empty_delta_bits(&leaf_rows), fk_bits);
+    let plan = plan::plan_terms(c.q.leaves.len(), plan::empty_delta_bits(&shapes), fk_bits);
     let run_masks: Vec<u32> = plan.iter().filter(|(_, s)| *s == TermStatus::Run).map(|(t, _)| t.mask).collect();
     let leaf_table_rows: Vec<u64> = c.leaf_table.iter().map(|&k| table_rows[k].max(0) as u64).collect();
     let stale = inputs.iter().any(|i| i.feed.cursor < 0);
@@ -246,7 +246,7 @@ fn second_transaction(db: &dyn Sql, go: Go, capture_started: Instant, round: &mu
         (Mode::Full, "the change state of a table was rebuilt by a full refresh of another view; recomputed".into())
     } else if !rebuilt.is_empty() {
         (Mode::Full, format!("recomputed, and change capture restarted: {}", rebuilt.join("; ")))
-    } else if c.q.has_extrema() && !insert_only.iter().all(|&i| i) && !run_masks.is_empty() {
+    } else if c.q.has_extrema() && shapes.iter().any(|s| s.contains(DeltaShape::DELETES)) && !run_masks.is_empty() {
         (Mode::Full, EXTREMA_RECOMPUTE.into())
     } else {
         mode::choose(requested, &run_masks, &leaf_rows, &leaf_table_rows)
@@ -344,7 +344,7 @@ impl Prepared {
                 let mut parts = Vec::new();
                 for i in plan::leaves_of(term.mask) {
                     for r in facts::reasons_for(&self.relations, i) {
-                        if !self.leaf_stats(i).insert_only() {
+                        if !self.leaf_stats(i).shape().insert_only() {
                             continue;
                         }
                         let child = &self.c.q.leaves[r.child_leaf].alias;
@@ -456,7 +456,7 @@ fn finish(db: &dyn Sql, cache: &mut Cache, mut p: Prepared, started: Instant) ->
         }
     }
     let apply_ms = apply_started.elapsed().as_secs_f64() * 1000.0;
-    db.execute_with(VIEW_MARK_REFRESHED, &[&at.catalog, &at.schema, &at.name])?;
+    VIEW_MARK_REFRESHED.run(db, [&at.schema, &at.name])?;
     let counts = match p.mode {
         Mode::Incremental => plan::count_terms(&p.plan),
         // A recompute runs no term; terms_total still counts the view's terms.
