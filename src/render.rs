@@ -337,17 +337,22 @@ pub fn full_select(q: &ViewQuery) -> String {
 /// HUGEINT's minimum is not a HUGEINT); DOUBLE sums hold the finite inputs only, with signed
 /// counts of +inf, -inf and NaN inputs beside them (a sum that once saw an infinity or a NaN
 /// would otherwise stay non-finite after the row is deleted).
+///
+/// Counts (of rows, of non-NULL inputs, of infinities) are stored as BIGINT, as DuckDB's COUNT
+/// is: SUM of integer weights would make them HUGEINT, and a stored, bit-packed 128-bit column
+/// costs about 1.3 µs per value to scan on DuckDB 1.5.5 (50 ms for 38,000 groups, against 1 ms
+/// as BIGINT), which every merge pays for the whole stored result.
 pub fn aggregate_weighted(q: &ViewQuery, rows_sql: &str) -> String {
     let w = ident(WEIGHT);
     let mut cols = Vec::new();
     let keys = key_columns(q);
     cols.extend(keys.iter().map(|k| ident(k)));
-    cols.push(format!("COALESCE(SUM({w}), 0) AS {}", ident(stored::COUNT)));
+    cols.push(format!("CAST(COALESCE(SUM({w}), 0) AS BIGINT) AS {}", ident(stored::COUNT)));
     if let Shape::Grouped { aggregates, .. } = &q.shape {
         for (j, a) in aggregates.iter().enumerate() {
             let v = ident(&value_col(j));
             let count_of = |cond: String, col: String| {
-                format!("COALESCE(SUM(CASE WHEN {cond} THEN {w} ELSE 0 END), 0) AS {}", ident(&col))
+                format!("CAST(COALESCE(SUM(CASE WHEN {cond} THEN {w} ELSE 0 END), 0) AS BIGINT) AS {}", ident(&col))
             };
             let nonnull = count_of(format!("{v} IS NOT NULL"), stored::agg_nonnull(j));
             let sum_col = ident(&stored::agg_sum(j));
@@ -916,9 +921,9 @@ mod tests {
         let q = bind(star_select(), &TestCatalog::star()).unwrap();
         assert_eq!(
             aggregate_weighted(&q, "TERMS"),
-            "SELECT \"openivm_g0\", COALESCE(SUM(\"openivm_weight\"), 0) AS \"openivm_count\", \
+            "SELECT \"openivm_g0\", CAST(COALESCE(SUM(\"openivm_weight\"), 0) AS BIGINT) AS \"openivm_count\", \
              SUM(\"openivm_v0\" * \"openivm_weight\") AS \"openivm_a0_sum\", \
-             COALESCE(SUM(CASE WHEN \"openivm_v0\" IS NOT NULL THEN \"openivm_weight\" ELSE 0 END), 0) AS \"openivm_a0_nn\" \
+             CAST(COALESCE(SUM(CASE WHEN \"openivm_v0\" IS NOT NULL THEN \"openivm_weight\" ELSE 0 END), 0) AS BIGINT) AS \"openivm_a0_nn\" \
              FROM (TERMS) AS openivm_rows GROUP BY 1"
         );
     }
@@ -935,8 +940,8 @@ mod tests {
     #[test]
     fn keeps_each_sum_exact_by_its_argument_type() {
         let (v, w) = ("\"openivm_v0\"", "\"openivm_weight\"");
-        let nn = format!("COALESCE(SUM(CASE WHEN {v} IS NOT NULL THEN {w} ELSE 0 END), 0) AS \"openivm_a0_nn\"");
-        let head = format!("SELECT \"openivm_g0\", COALESCE(SUM({w}), 0) AS \"openivm_count\", ");
+        let nn = format!("CAST(COALESCE(SUM(CASE WHEN {v} IS NOT NULL THEN {w} ELSE 0 END), 0) AS BIGINT) AS \"openivm_a0_nn\"");
+        let head = format!("SELECT \"openivm_g0\", CAST(COALESCE(SUM({w}), 0) AS BIGINT) AS \"openivm_count\", ");
         let tail = " FROM (TERMS) AS openivm_rows GROUP BY 1";
         // integers: widened before the product, so INT_MIN * -1 cannot overflow
         assert_eq!(
@@ -957,9 +962,9 @@ mod tests {
             aggregate_weighted(&typed_sum("DOUBLE"), "TERMS"),
             format!(
                 "{head}SUM(CASE WHEN isfinite({d}) THEN {d} * {w} END) AS \"openivm_a0_sum\", \
-                 COALESCE(SUM(CASE WHEN {d} = CAST('inf' AS DOUBLE) THEN {w} ELSE 0 END), 0) AS \"openivm_a0_pinf\", \
-                 COALESCE(SUM(CASE WHEN {d} = CAST('-inf' AS DOUBLE) THEN {w} ELSE 0 END), 0) AS \"openivm_a0_ninf\", \
-                 COALESCE(SUM(CASE WHEN isnan({d}) THEN {w} ELSE 0 END), 0) AS \"openivm_a0_nan\", {nn}{tail}"
+                 CAST(COALESCE(SUM(CASE WHEN {d} = CAST('inf' AS DOUBLE) THEN {w} ELSE 0 END), 0) AS BIGINT) AS \"openivm_a0_pinf\", \
+                 CAST(COALESCE(SUM(CASE WHEN {d} = CAST('-inf' AS DOUBLE) THEN {w} ELSE 0 END), 0) AS BIGINT) AS \"openivm_a0_ninf\", \
+                 CAST(COALESCE(SUM(CASE WHEN isnan({d}) THEN {w} ELSE 0 END), 0) AS BIGINT) AS \"openivm_a0_nan\", {nn}{tail}"
             )
         );
         assert_eq!(

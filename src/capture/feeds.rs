@@ -287,8 +287,21 @@ pub fn view_delta(
     if let Some(d) = &fresh.delta {
         parts.push(sql::delta_of(d, columns));
     }
+    // The union of the parts on the view's columns is the delta already when no part deleted
+    // anything (insert-only batches need no netting: equal rows just add up), the common case
+    // of append-only tables; otherwise it is netted, so an insert and a delete of one row cancel.
+    db.execute(&render::create_temp_table_as(name, &sql::union_of(&parts)))?;
+    let (raw, _) = DeltaStats::from_row(db.query(&sql::delta_stats(name))?.first())?;
+    if raw.deletes == 0 {
+        if raw.rows == 0 {
+            db.execute(&render::drop_table(name))?;
+            return Ok((None, raw));
+        }
+        return Ok((Some(name.clone()), raw));
+    }
     let net = Qualified::temp(format!("{}_net", name.name));
-    db.execute(&render::create_temp_table_as(&net, &sql::net_of_parts(&parts, columns)))?;
+    db.execute(&render::create_temp_table_as(&net, &sql::net_of_parts(&[sql::delta_of(name, columns)], columns)))?;
+    db.execute(&render::drop_table(name))?;
     let (stats, _) = DeltaStats::from_row(db.query(&sql::net_stats(&net))?.first())?;
     if stats.rows == 0 {
         db.execute(&render::drop_table(&net))?;

@@ -371,6 +371,6 @@ pub fn drop_view(db: &dyn Sql, cache: &mut Cache, name: &str) -> Result<String> 
         db.execute_with(VIEW_DELETE, &[&at.catalog, &at.schema, &at.name])?;
         Ok(at.clone())
     })?;
-    cache.forget(&format!("{}.{}", dropped.schema.to_lowercase(), dropped.name.to_lowercase()));
+    cache.forget(&dropped);
     Ok(dropped.name)
 }

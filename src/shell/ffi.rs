@@ -82,24 +82,29 @@ unsafe fn text_or(p: *const std::os::raw::c_char, fallback: &str) -> String {
     }
 }
 
-/// Set OPENIVM_TRACE=1 to print every statement the extension runs, with its time, to stderr.
-fn tracing() -> bool {
-    static TRACE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *TRACE.get_or_init(|| std::env::var_os("OPENIVM_TRACE").is_some())
+/// Set OPENIVM_TRACE=1 to print every statement the extension runs, with its time, to stderr
+/// (the first 160 characters; OPENIVM_TRACE=full prints whole statements).
+fn tracing() -> Option<usize> {
+    static TRACE: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
+    *TRACE.get_or_init(|| match std::env::var("OPENIVM_TRACE") {
+        Ok(v) if v == "full" => Some(usize::MAX),
+        Ok(_) => Some(160),
+        Err(_) => None,
+    })
 }
 
 impl Sql for Connection {
     fn query_with(&self, sql: &str, params: &[&str]) -> Result<Vec<Row>> {
-        if !tracing() {
+        let Some(width) = tracing() else {
             return self.run(sql, params);
-        }
+        };
         let started = std::time::Instant::now();
         let outcome = self.run(sql, params);
         let line: String = sql.split_whitespace().collect::<Vec<_>>().join(" ");
         eprintln!(
             "openivm {:8.2} ms  {}",
             started.elapsed().as_secs_f64() * 1000.0,
-            line.chars().take(160).collect::<String>()
+            line.chars().take(width).collect::<String>()
         );
         outcome
     }
