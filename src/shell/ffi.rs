@@ -93,6 +93,13 @@ fn tracing() -> Option<usize> {
     })
 }
 
+/// With OPENIVM_TRACE set, prints how long one step of a call took (bind, work, commit).
+pub fn trace_step(what: &str, started: std::time::Instant) {
+    if tracing().is_some() {
+        eprintln!("openivm {:8.2} ms  [{what}]", started.elapsed().as_secs_f64() * 1000.0);
+    }
+}
+
 impl Sql for Connection {
     fn query_with(&self, sql: &str, params: &[&str]) -> Result<Vec<Row>> {
         let Some(width) = tracing() else {
