@@ -707,6 +707,36 @@ pub fn create_table_as(name: &Qualified, select: &str) -> String {
     format!("CREATE TABLE {} AS {}", name.sql(), select)
 }
 
+/// A view's stored result, empty, with the columns (names and DuckDB types) of its fill.
+///
+/// 128-bit columns (sums of integers and wide decimals) are stored uncompressed: DuckDB 1.5.5
+/// decodes a bit-packed HUGEINT at about 1.4 µs per value and a DECIMAL(38) at about 0.35 µs,
+/// against 0.01 µs uncompressed, and every merge scans those columns over the whole stored result
+/// (100,000 groups: 137 ms against 0.8 ms for a HUGEINT sum).
+pub fn create_stored_table(name: &Qualified, columns: &[OutputColumn]) -> String {
+    format!(
+        "CREATE TABLE {} ({})",
+        name.sql(),
+        list(columns, ", ", |c| {
+            let compression = if is_128_bit(&c.ty) { " USING COMPRESSION uncompressed" } else { "" };
+            format!("{} {}{compression}", ident(&c.name), c.ty)
+        })
+    )
+}
+
+/// Whether DuckDB keeps values of this type in 128 bits: HUGEINT, UHUGEINT, DECIMAL(p, s)
+/// with p > 18.
+pub fn is_128_bit(ty: &str) -> bool {
+    let t = ty.trim().to_ascii_uppercase();
+    if t == "HUGEINT" || t == "UHUGEINT" || t == "INT128" || t == "UINT128" {
+        return true;
+    }
+    t.strip_prefix("DECIMAL(")
+        .and_then(|rest| rest.split(',').next())
+        .and_then(|width| width.trim().parse::<u32>().ok())
+        .is_some_and(|width| width > 18)
+}
+
 pub fn create_temp_table_as(name: &Qualified, select: &str) -> String {
     format!("CREATE TEMP TABLE {} AS {}", ident(&name.name), select)
 }
@@ -914,6 +944,26 @@ mod tests {
              \"memory\".\"main\".\"store\" AS \"s\" \
              WHERE (\"f\".\"pid\" = \"p\".\"pid\") AND (\"f\".\"sid\" = \"s\".\"sid\")"
         );
+    }
+
+    #[test]
+    fn stores_128_bit_columns_uncompressed() {
+        let cols = [
+            OutputColumn { name: "openivm_g0".into(), ty: "VARCHAR".into() },
+            OutputColumn { name: "openivm_count".into(), ty: "BIGINT".into() },
+            OutputColumn { name: "openivm_a0_sum".into(), ty: "DECIMAL(38,2)".into() },
+            OutputColumn { name: "openivm_a1_sum".into(), ty: "HUGEINT".into() },
+            OutputColumn { name: "openivm_a2_sum".into(), ty: "DECIMAL(18,3)".into() },
+        ];
+        let t = Qualified { catalog: "db".into(), schema: "s".into(), name: "openivm_data_v".into() };
+        assert_eq!(
+            create_stored_table(&t, &cols),
+            "CREATE TABLE \"db\".\"s\".\"openivm_data_v\" (\"openivm_g0\" VARCHAR, \"openivm_count\" BIGINT, \
+             \"openivm_a0_sum\" DECIMAL(38,2) USING COMPRESSION uncompressed, \
+             \"openivm_a1_sum\" HUGEINT USING COMPRESSION uncompressed, \"openivm_a2_sum\" DECIMAL(18,3))"
+        );
+        assert!(is_128_bit("UHUGEINT") && is_128_bit("DECIMAL(19,0)"));
+        assert!(!is_128_bit("DECIMAL(18,2)") && !is_128_bit("BIGINT") && !is_128_bit("DOUBLE"));
     }
 
     #[test]
