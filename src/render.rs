@@ -996,7 +996,9 @@ mod tests {
     #[test]
     fn keeps_each_sum_exact_by_its_argument_type() {
         let (v, w) = ("\"openivm_v0\"", "\"openivm_weight\"");
-        let nn = format!("CAST(COALESCE(SUM(CASE WHEN {v} IS NOT NULL THEN {w} ELSE 0 END), 0) AS BIGINT) AS \"openivm_a0_nn\"");
+        let nn = format!(
+            "CAST(COALESCE(SUM(CASE WHEN {v} IS NOT NULL THEN {w} ELSE 0 END), 0) AS BIGINT) AS \"openivm_a0_nn\""
+        );
         let head = format!("SELECT \"openivm_g0\", CAST(COALESCE(SUM({w}), 0) AS BIGINT) AS \"openivm_count\", ");
         let tail = " FROM (TERMS) AS openivm_rows GROUP BY 1";
         // integers: widened before the product, so INT_MIN * -1 cannot overflow

@@ -10,8 +10,8 @@ use crate::db::{Cells, Sql};
 use crate::error::{Error, Result};
 use crate::facts::ForeignKey;
 use crate::ir::{ColumnDef, TableId, ViewQuery};
-use crate::render::Qualified;
 use crate::render::OutputColumn;
+use crate::render::Qualified;
 use crate::{fk_sources, settings};
 
 use super::mode::Mode;
