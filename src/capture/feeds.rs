@@ -290,7 +290,10 @@ pub fn view_delta(
     name: &Qualified,
 ) -> Result<(Option<Qualified>, DeltaStats)> {
     let at_head = feed.cursor >= feed.seq || feed.cursor < 0;
-    if at_head && (feed.columns == columns || fresh.stats.rows == 0) {
+    // At the feed's head the fresh batch is the delta: as it is when the view reads all of its
+    // columns, and also when it deleted nothing (an insert-only batch needs no netting on the
+    // view's columns; the terms read the columns they need by name).
+    if at_head && (feed.columns == columns || fresh.stats.rows == 0 || fresh.stats.deletes == 0) {
         return Ok((fresh.delta.clone(), fresh.stats.clone()));
     }
     let mut parts = Vec::new();
