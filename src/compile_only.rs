@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use serde_json::{json, Value as Json};
 
-use crate::catalog::table_name;
+use crate::catalog::{table_name, SqlCatalog};
 use crate::db::Sql;
 use crate::error::{Error, Result};
 use crate::execute::Cache;
@@ -163,8 +163,8 @@ pub fn parse_dialect(arg: Option<&str>) -> Result<Dialect> {
 
 /// The table of the view that `name` means: its last part is the table's name, a middle part
 /// its schema (or, for two parts, its schema or its database), a first of three its database;
-/// case is ignored. Exactly one table of the view must match.
-pub fn resolve_table(tables: &[TableId], name: &str) -> Result<TableId> {
+/// case is ignored. None when no table of the view matches; several matching is an error.
+pub fn resolve_table(tables: &[TableId], name: &str) -> Result<Option<TableId>> {
     let n = table_name(name)?;
     let is = |a: &str, b: &str| a.eq_ignore_ascii_case(b);
     let matching: Vec<&TableId> = tables
@@ -178,11 +178,8 @@ pub fn resolve_table(tables: &[TableId], name: &str) -> Result<TableId> {
         .collect();
     let list = || tables.iter().map(qualified).collect::<Vec<_>>().join(", ");
     match matching.as_slice() {
-        [one] => Ok((*one).clone()),
-        [] => Err(Error::InvalidArgument(format!(
-            "the facts name the table '{name}', which the view does not read (its tables: {})",
-            list()
-        ))),
+        [one] => Ok(Some((*one).clone())),
+        [] => Ok(None),
         _ => Err(Error::InvalidArgument(format!(
             "the facts name the table '{name}', which matches several tables of the view ({}); qualify it",
             list()
@@ -201,12 +198,30 @@ pub struct Resolved {
     pub fks: Vec<ForeignKey>,
     pub shapes: Vec<ShapeFact>,
     pub assume_insert_only: bool,
+    /// Facts about tables that exist but that the view does not read: not used, reported.
+    pub unused: Vec<(String, String)>,
 }
 
-/// Binds the facts to the view's tables and columns; a table the view does not read, or a
-/// column its table lacks, is an error.
-pub fn resolve(q: &ViewQuery, f: &Facts) -> Result<Resolved> {
+/// Binds the facts to the view's tables and columns. A fact about a table the view does not
+/// read is set aside (reported in the facts row) when `exists` finds the table, and an error
+/// when it does not: a misspelt name must not silently drop a fact. A column the table lacks is
+/// an error.
+pub fn resolve(q: &ViewQuery, f: &Facts, exists: &dyn Fn(&str) -> Result<bool>) -> Result<Resolved> {
     let tables = q.tables();
+    let mut unused = Vec::new();
+    let mut find = |name: &str, fact: &str| -> Result<Option<TableId>> {
+        if let Some(t) = resolve_table(&tables, name)? {
+            return Ok(Some(t));
+        }
+        if !exists(name)? {
+            return Err(Error::InvalidArgument(format!(
+                "the facts name the table '{name}', which does not exist (the view reads {})",
+                tables.iter().map(qualified).collect::<Vec<_>>().join(", ")
+            )));
+        }
+        unused.push((fact.to_string(), format!("the view does not read the table '{name}'")));
+        Ok(None)
+    };
     let columns_of = |t: &TableId, cols: &[String]| -> Result<Vec<String>> {
         let leaf =
             q.leaves.iter().find(|l| &l.table == t).ok_or_else(|| Error::Internal("a table without leaf".into()))?;
@@ -223,8 +238,18 @@ pub fn resolve(q: &ViewQuery, f: &Facts) -> Result<Resolved> {
     };
     let mut fks = Vec::new();
     for fk in &f.fks {
-        let child = resolve_table(&tables, &fk.child_table)?;
-        let parent = resolve_table(&tables, &fk.parent_table)?;
+        let fact = format!(
+            "fk_relation {}({}) -> {}({})",
+            fk.child_table,
+            fk.child_columns.join(","),
+            fk.parent_table,
+            fk.parent_columns.join(",")
+        );
+        let child = find(&fk.child_table, &fact)?;
+        let parent = find(&fk.parent_table, &fact)?;
+        let (Some(child), Some(parent)) = (child, parent) else {
+            continue;
+        };
         fks.push(ForeignKey {
             child_columns: columns_of(&child, &fk.child_columns)?,
             parent_columns: columns_of(&parent, &fk.parent_columns)?,
@@ -235,12 +260,14 @@ pub fn resolve(q: &ViewQuery, f: &Facts) -> Result<Resolved> {
     }
     let mut shapes = vec![ShapeFact::General; tables.len()];
     for (name, shape) in &f.shapes {
-        let t = resolve_table(&tables, name)?;
+        let Some(t) = find(name, &format!("delta_shape of {name}"))? else {
+            continue;
+        };
         if let Some(k) = tables.iter().position(|x| x == &t) {
             shapes[k] = *shape;
         }
     }
-    Ok(Resolved { fks, shapes, assume_insert_only: f.assume_insert_only })
+    Ok(Resolved { fks, shapes, assume_insert_only: f.assume_insert_only, unused })
 }
 
 /// The delta rules a program can use.
@@ -313,6 +340,8 @@ pub struct Decision {
     pub proven: Vec<ProvenRelation>,
     /// Fact FKs that no pair of leaves proves, with why.
     pub rejected: Vec<(ForeignKey, String)>,
+    /// Facts about tables the view does not read, with why.
+    pub unused: Vec<(String, String)>,
     /// The inclusion-exclusion plan (always computed, for the report).
     pub ie: Vec<(Term, TermStatus)>,
     pub nterm: Vec<(usize, TermStatus)>,
@@ -363,7 +392,20 @@ pub fn decide(q: &ViewQuery, r: &Resolved) -> Decision {
             counts.run, counts.total
         ),
     };
-    Decision { rule, reason, leaf_table, leaf_shape, insert_only, empty_bits, fk_bits, proven, rejected, ie, nterm }
+    Decision {
+        rule,
+        reason,
+        leaf_table,
+        leaf_shape,
+        insert_only,
+        empty_bits,
+        fk_bits,
+        proven,
+        rejected,
+        unused: r.unused.clone(),
+        ie,
+        nterm,
+    }
 }
 
 /// One statement of the program.
@@ -478,6 +520,7 @@ pub fn facts_document(d: Dialect, q: &ViewQuery, data: &Qualified, dec: &Decisio
             j
         })
         .collect();
+    let unused: Vec<Json> = dec.unused.iter().map(|(fact, why)| json!({"fact": fact, "reason": why})).collect();
     let (kept, pruned): (Vec<Json>, Vec<Json>) = match dec.rule {
         Rule::InclusionExclusion => {
             let one = |t: &Term, s: &TermStatus| json!({"mask": t.mask, "delta_leaves": delta_leaves(q, t.mask), "sign": t.sign, "status": s.as_str()});
@@ -511,11 +554,17 @@ pub fn facts_document(d: Dialect, q: &ViewQuery, data: &Qualified, dec: &Decisio
         "stored_result": data.sql_in(d),
         "leaves": leaves,
         "fk_relations": {"proven": proven, "rejected": rejected},
+        "unused_facts": unused,
         "skip_bits": {"empty_delta": dec.empty_bits, "fk": dec.fk_bits},
         "terms_kept": kept,
         "terms_pruned": pruned,
         "inclusion_exclusion_terms": plan::count_terms(&dec.ie).total,
     })
+}
+
+/// Whether `name` resolves to a table or view in DuckDB's catalog.
+fn table_exists(db: &dyn Sql, name: &str) -> Result<bool> {
+    Ok(SqlCatalog::new(db).find(&table_name(name)?)?.is_some())
 }
 
 /// Checks the arguments at bind: dialect and facts parse, the view exists and compiles, and the
@@ -524,7 +573,7 @@ pub fn validate(db: &dyn Sql, name: &str, facts: &str, dialect: Option<&str>) ->
     parse_dialect(dialect)?;
     let f = parse_facts(facts)?;
     let (_, c, _) = Cache::default().compiled(db, name)?;
-    resolve(&c.q, &f).map(|_| ())
+    resolve(&c.q, &f, &|n| table_exists(db, n)).map(|_| ())
 }
 
 /// The program of view `name` under the given facts, and its 'facts' row last.
@@ -538,7 +587,7 @@ pub fn compile(
     let d = parse_dialect(dialect)?;
     let f = parse_facts(facts)?;
     let (_, c, _) = cache.compiled(db, name)?;
-    let r = resolve(&c.q, &f)?;
+    let r = resolve(&c.q, &f, &|n| table_exists(db, n))?;
     let dec = decide(&c.q, &r);
     let mut out = program(d, &c.q, &c.view.data, &dec);
     let doc = facts_document(d, &c.q, &c.view.data, &dec);
@@ -557,7 +606,7 @@ mod tests {
     }
 
     fn facts(text: &str) -> Resolved {
-        resolve(&star(), &parse_facts(text).unwrap()).unwrap()
+        resolve(&star(), &parse_facts(text).unwrap(), &|n| Ok(n == "elsewhere")).unwrap()
     }
 
     #[test]
@@ -595,16 +644,22 @@ mod tests {
     fn resolves_names_against_the_view_tables_only() {
         let q = star();
         let tables = q.tables();
-        assert_eq!(resolve_table(&tables, "FACT").unwrap().name, "fact");
-        assert_eq!(resolve_table(&tables, "main.fact").unwrap().name, "fact");
-        assert_eq!(resolve_table(&tables, "memory.main.fact").unwrap().name, "fact");
-        assert!(resolve_table(&tables, "other.fact").is_err());
-        assert!(resolve_table(&tables, "nowhere").is_err());
+        assert_eq!(resolve_table(&tables, "FACT").unwrap().unwrap().name, "fact");
+        assert_eq!(resolve_table(&tables, "main.fact").unwrap().unwrap().name, "fact");
+        assert_eq!(resolve_table(&tables, "memory.main.fact").unwrap().unwrap().name, "fact");
+        assert_eq!(resolve_table(&tables, "other.fact").unwrap(), None);
+        assert_eq!(resolve_table(&tables, "nowhere").unwrap(), None);
+        // A table that exists elsewhere is set aside; one that does not exist is an error.
+        let r = facts(r#"{"delta_shape": {"elsewhere": "UNCHANGED"}}"#);
+        assert_eq!(r.unused.len(), 1);
+        assert_eq!(r.shapes, vec![ShapeFact::General; 3]);
+        let missing = parse_facts(r#"{"delta_shape": {"nowhere": "UNCHANGED"}}"#).unwrap();
+        assert!(resolve(&q, &missing, &|_| Ok(false)).is_err());
         let unknown_column = parse_facts(
             r#"{"fk_relations": [{"child_table": "fact", "child_columns": "nope", "parent_table": "product", "parent_columns": "pid"}]}"#,
         )
         .unwrap();
-        assert!(resolve(&q, &unknown_column).is_err());
+        assert!(resolve(&q, &unknown_column, &|_| Ok(true)).is_err());
     }
 
     #[test]
