@@ -467,8 +467,7 @@ pub fn program(d: Dialect, q: &ViewQuery, data: &Qualified, dec: &Decision) -> V
     vec![Statement { order: 1, kind: "merge", sql: rc::apply_terms(d, q, data, &terms) }]
 }
 
-fn fk_json(q: &ViewQuery, fk: &ForeignKey) -> Json {
-    let _ = q;
+fn fk_json(fk: &ForeignKey) -> Json {
     json!({
         "child_table": qualified(&fk.child),
         "child_columns": fk.child_columns,
@@ -504,7 +503,7 @@ pub fn facts_document(d: Dialect, q: &ViewQuery, data: &Qualified, dec: &Decisio
         .proven
         .iter()
         .map(|p| {
-            let mut j = fk_json(q, &p.fk);
+            let mut j = fk_json(&p.fk);
             j["child_leaf"] = json!(q.leaves[p.child_leaf].alias);
             j["parent_leaf"] = json!(q.leaves[p.parent_leaf].alias);
             j["prunes"] = json!(dec.insert_only[p.parent_leaf]);
@@ -515,7 +514,7 @@ pub fn facts_document(d: Dialect, q: &ViewQuery, data: &Qualified, dec: &Decisio
         .rejected
         .iter()
         .map(|(fk, why)| {
-            let mut j = fk_json(q, fk);
+            let mut j = fk_json(fk);
             j["reason"] = json!(why);
             j
         })
