@@ -23,7 +23,7 @@ use crate::error::{Error, Result};
 use crate::execute::Cache;
 use crate::facts::{self, FactSource, ForeignKey, ProvenRelation};
 use crate::ir::{TableId, ViewQuery};
-use crate::plan::{self, Mask, Term, TermStatus};
+use crate::plan::{self, DeltaShape, Mask, Term, TermStatus};
 use crate::render::{self, compile as rc, Dialect, Qualified, Source};
 
 /// What the caller says about one table's delta.
@@ -44,6 +44,21 @@ impl ShapeFact {
             "UNCHANGED" => Some(ShapeFact::Unchanged),
             "GENERAL" => Some(ShapeFact::General),
             _ => None,
+        }
+    }
+
+    /// The planner's delta shape: GENERAL may hold inserts and deletes, and `assume_insert_only`
+    /// takes the deletes away from every shape.
+    pub fn delta_shape(self, assume_insert_only: bool) -> DeltaShape {
+        let s = match self {
+            ShapeFact::InsertOnly => DeltaShape::INSERTS,
+            ShapeFact::Unchanged => DeltaShape::empty(),
+            ShapeFact::General => DeltaShape::INSERTS | DeltaShape::DELETES,
+        };
+        if assume_insert_only {
+            s - DeltaShape::DELETES
+        } else {
+            s
         }
     }
 
@@ -365,16 +380,13 @@ pub fn decide(q: &ViewQuery, r: &Resolved) -> Decision {
         q.leaves.iter().map(|l| tables.iter().position(|t| t == &l.table).unwrap_or(0)).collect();
     let leaf_shape: Vec<ShapeFact> =
         leaf_table.iter().map(|&k| r.shapes.get(k).copied().unwrap_or(ShapeFact::General)).collect();
-    let insert_only: Vec<bool> = leaf_shape
-        .iter()
-        .map(|s| r.assume_insert_only || matches!(s, ShapeFact::InsertOnly | ShapeFact::Unchanged))
-        .collect();
-    let empty_bits =
-        leaf_shape.iter().enumerate().filter(|(_, s)| **s == ShapeFact::Unchanged).fold(0, |m, (i, _)| m | (1 << i));
+    let shapes: Vec<DeltaShape> = leaf_shape.iter().map(|s| s.delta_shape(r.assume_insert_only)).collect();
+    let insert_only: Vec<bool> = shapes.iter().map(|s| s.insert_only()).collect();
+    let empty_bits = plan::empty_delta_bits(&shapes);
     let proven = facts::proven_relations(q, &r.fks);
     let rejected =
         r.fks.iter().filter(|fk| !proven.iter().any(|p| &p.fk == *fk)).map(|fk| (fk.clone(), rejection(fk))).collect();
-    let fk_bits = facts::fk_skip_bits(&proven, &insert_only);
+    let fk_bits = facts::fk_skip_bits(&proven, &shapes);
     let n = q.leaves.len();
     let ie = plan::plan_terms(n, empty_bits, fk_bits);
     let nterm = nterm_terms(n, empty_bits);

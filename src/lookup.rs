@@ -5,13 +5,17 @@
 use crate::catalog::{main_table_exists, table_name, SqlCatalog};
 use crate::db::Sql;
 use crate::error::{Error, Result};
+use crate::execute::cache::Cache;
 
-const VIEW_FIND: &str = include_str!("../sql/views/find.sql");
+use crate::sql::views::FIND as VIEW_FIND;
 
 /// Whether `arg` names a maintained view, resolved as the executor resolves it: in the database
 /// openivm was loaded into, in the given or the default schema. A name of another database is an
 /// error, as it is for every openivm function.
-pub fn view_exists(db: &dyn Sql, arg: &str) -> Result<bool> {
+pub fn view_exists(db: &dyn Sql, cache: &mut Cache, arg: &str) -> Result<bool> {
+    if cache.knows(db, arg)? {
+        return Ok(true);
+    }
     let name = table_name(arg)?;
     let (default_catalog, default_schema) = SqlCatalog::new(db).defaults()?;
     if let Some(c) = &name.catalog {
@@ -25,5 +29,5 @@ pub fn view_exists(db: &dyn Sql, arg: &str) -> Result<bool> {
         return Ok(false);
     }
     let schema = name.schema.unwrap_or(default_schema);
-    Ok(!db.query_with(VIEW_FIND, &[&default_catalog, &schema, &name.name])?.is_empty())
+    Ok(!VIEW_FIND.rows(db, [&schema, &name.name])?.is_empty())
 }

@@ -9,23 +9,24 @@
 use super::{append_only, diff, DeltaStats, Fresh, SourceKind};
 use crate::db::{Cells, Row, Sql};
 use crate::error::{Error, Result};
+use crate::home;
 use crate::ir::{ColumnDef, TableId};
 use crate::render::capture::{self as sql, Position};
 use crate::render::{self, Qualified};
 
-const FEEDS_OF_VIEW: &str = include_str!("../../sql/capture/feeds_of_view.sql");
-const CURSORS: &str = include_str!("../../sql/capture/cursors.sql");
-const FEED_FIND: &str = include_str!("../../sql/capture/feed_find.sql");
-const FEED_NEXT_ID: &str = include_str!("../../sql/capture/feed_next_id.sql");
-const FEED_INSERT: &str = include_str!("../../sql/capture/feed_insert.sql");
-const FEED_UPDATE: &str = include_str!("../../sql/capture/feed_update.sql");
-const FEED_SET_COLUMNS: &str = include_str!("../../sql/capture/feed_set_columns.sql");
-const FEED_DELETE: &str = include_str!("../../sql/capture/feed_delete.sql");
-const CURSOR_SET: &str = include_str!("../../sql/capture/cursor_set.sql");
-const CURSOR_ADVANCE: &str = include_str!("../../sql/capture/cursor_advance.sql");
-const CURSORS_DELETE: &str = include_str!("../../sql/capture/cursors_delete.sql");
-const CURSORS_STALE: &str = include_str!("../../sql/capture/cursors_stale.sql");
-const FEED_MIN_CURSOR: &str = include_str!("../../sql/capture/feed_min_cursor.sql");
+use crate::sql::capture::CURSORS;
+use crate::sql::capture::CURSORS_DELETE;
+use crate::sql::capture::CURSORS_STALE;
+use crate::sql::capture::CURSOR_ADVANCE;
+use crate::sql::capture::CURSOR_SET;
+use crate::sql::capture::FEEDS_OF_VIEW;
+use crate::sql::capture::FEED_DELETE;
+use crate::sql::capture::FEED_FIND;
+use crate::sql::capture::FEED_INSERT;
+use crate::sql::capture::FEED_MIN_CURSOR;
+use crate::sql::capture::FEED_NEXT_ID;
+use crate::sql::capture::FEED_SET_COLUMNS;
+use crate::sql::capture::FEED_UPDATE;
 
 /// The internal schema of the database holding the metadata.
 pub const SCHEMA: &str = "openivm";
@@ -87,7 +88,7 @@ impl Feed {
         Ok(Feed {
             id: n(0)?,
             catalog: catalog.to_string(),
-            table: TableId { catalog: t(1)?, schema: t(2)?, name: t(3)? },
+            table: home::live_table(catalog, TableId { catalog: t(1)?, schema: t(2)?, name: t(3)? }),
             columns,
             kind,
             watermark,
@@ -101,9 +102,9 @@ impl Feed {
     }
 
     fn save(&self, db: &dyn Sql) -> Result<()> {
-        db.execute_with(
-            FEED_UPDATE,
-            &[
+        FEED_UPDATE.run(
+            db,
+            [
                 self.kind.as_str(),
                 &self.kind.key_column(),
                 self.watermark.as_deref().unwrap_or(""),
@@ -119,7 +120,7 @@ impl Feed {
 
 /// Every view's cursor: (schema, view, feed id, seq).
 fn cursors(db: &dyn Sql) -> Result<Vec<(String, String, i64, i64)>> {
-    db.query(CURSORS)?.iter().map(|r| Ok((r.text(0)?, r.text(1)?, r.int(2)?, r.int(3)?))).collect()
+    CURSORS.rows(db, [])?.iter().map(|r| Ok((r.text(0)?, r.text(1)?, r.int(2)?, r.int(3)?))).collect()
 }
 
 /// The feeds a view reads, with its cursors and the number of views sharing each.
@@ -130,7 +131,7 @@ pub fn of_view(db: &dyn Sql, catalog: &str, schema: &str, view: &str) -> Result<
         return Ok(vec![]);
     }
     let mut out = Vec::new();
-    for r in db.query(FEEDS_OF_VIEW)? {
+    for r in FEEDS_OF_VIEW.rows(db, [])? {
         let mut f = Feed::from_row(catalog, &r)?;
         if let Some(c) = mine.iter().find(|c| c.2 == f.id) {
             f.cursor = c.3;
@@ -153,13 +154,14 @@ pub fn find_or_start(
     size_now: i64,
 ) -> Result<Feed> {
     let key = super::columns_key(columns);
-    let found = db.query_with(FEED_FIND, &[&table.catalog, &table.schema, &table.name])?;
+    let [here, named] = home::spellings(catalog, &table.catalog);
+    let found = FEED_FIND.rows(db, [&here, &named, &table.schema, &table.name])?;
     if let Some(r) = found.first() {
         let mut f = Feed::from_row(catalog, r)?;
         f.consumers = cursors(db)?.iter().filter(|c| c.2 == f.id).count() as i64;
         return Ok(f);
     }
-    let id = db.scalar_int(FEED_NEXT_ID, &[])?;
+    let id = FEED_NEXT_ID.scalar_int(db, [])?;
     let mut feed = Feed {
         id,
         catalog: catalog.to_string(),
@@ -175,11 +177,11 @@ pub fn find_or_start(
         consumers: 0,
     };
     start_state(db, &mut feed)?;
-    db.execute_with(
-        FEED_INSERT,
-        &[
+    FEED_INSERT.run(
+        db,
+        [
             &id.to_string(),
-            &table.catalog,
+            &home::stored(catalog, &table.catalog),
             &table.schema,
             &table.name,
             &key,
@@ -231,7 +233,7 @@ pub fn widen(db: &dyn Sql, feed: &mut Feed, columns: &[ColumnDef], table_columns
         db.execute(&render::drop_table(&feed.snapshot()))?;
         diff::start(db, feed)?;
     }
-    db.execute_with(FEED_SET_COLUMNS, &[&super::columns_key(&feed.columns), &feed.id.to_string()])
+    FEED_SET_COLUMNS.run(db, [&super::columns_key(&feed.columns), &feed.id.to_string()])
 }
 
 /// Switches a feed to another source once its last batch is recorded: the table as it is now
@@ -261,7 +263,7 @@ pub fn rebuild(db: &dyn Sql, feed: &mut Feed, kind: &SourceKind, schema: &str, v
     db.execute(&render::delete_all(&feed.log()))?;
     feed.log_rows = 0;
     feed.save(db)?;
-    db.execute_with(CURSORS_STALE, &[&feed.id.to_string(), schema, view])
+    CURSORS_STALE.run(db, [&feed.id.to_string(), schema, view])
 }
 
 /// The delta a view has not applied: logged batches after its cursor, then the fresh batch, on
@@ -287,8 +289,21 @@ pub fn view_delta(
     if let Some(d) = &fresh.delta {
         parts.push(sql::delta_of(d, columns));
     }
+    // The union of the parts on the view's columns is the delta already when no part deleted
+    // anything (insert-only batches need no netting: equal rows just add up), the common case
+    // of append-only tables; otherwise it is netted, so an insert and a delete of one row cancel.
+    db.execute(&render::create_temp_table_as(name, &sql::union_of(&parts)))?;
+    let (raw, _) = DeltaStats::from_row(db.query(&sql::delta_stats(name))?.first())?;
+    if raw.deletes == 0 {
+        if raw.rows == 0 {
+            db.execute(&render::drop_table(name))?;
+            return Ok((None, raw));
+        }
+        return Ok((Some(name.clone()), raw));
+    }
     let net = Qualified::temp(format!("{}_net", name.name));
-    db.execute(&render::create_temp_table_as(&net, &sql::net_of_parts(&parts, columns)))?;
+    db.execute(&render::create_temp_table_as(&net, &sql::net_of_parts(&[sql::delta_of(name, columns)], columns)))?;
+    db.execute(&render::drop_table(name))?;
     let (stats, _) = DeltaStats::from_row(db.query(&sql::net_stats(&net))?.first())?;
     if stats.rows == 0 {
         db.execute(&render::drop_table(&net))?;
@@ -303,7 +318,8 @@ pub fn view_delta(
 /// reading view's cursor to the feed's newest batch. Runs in the refresh's transaction.
 pub fn commit(db: &dyn Sql, feed: &mut Feed, fresh: &Fresh, schema: &str, view: &str, attached: bool) -> Result<()> {
     let others = feed.consumers - i64::from(attached);
-    if fresh.stats.rows > 0 || fresh.watermark != feed.watermark || fresh.size_seen != feed.size_seen {
+    let changed = fresh.stats.rows > 0 || fresh.watermark != feed.watermark || fresh.size_seen != feed.size_seen;
+    if changed {
         if let Some(d) = fresh.delta.as_ref().filter(|_| fresh.stats.rows > 0) {
             feed.seq += 1;
             if others > 0 {
@@ -317,54 +333,57 @@ pub fn commit(db: &dyn Sql, feed: &mut Feed, fresh: &Fresh, schema: &str, view: 
         feed.watermark = fresh.watermark.clone();
         feed.row_count = fresh.row_count;
         feed.size_seen = fresh.size_seen;
-        feed.save(db)?;
     }
     let seq = feed.seq.to_string();
     if attached {
         if feed.cursor != feed.seq {
-            db.execute_with(CURSOR_ADVANCE, &[&seq, schema, view, &feed.id.to_string()])?;
+            CURSOR_ADVANCE.run(db, [&seq, schema, view, &feed.id.to_string()])?;
         }
     } else {
-        db.execute_with(CURSOR_SET, &[schema, view, &feed.id.to_string(), &seq])?;
+        CURSOR_SET.run(db, [schema, view, &feed.id.to_string(), &seq])?;
         feed.consumers += 1;
     }
     feed.cursor = feed.seq;
-    trim(db, feed)
+    // One write of the feed's row, after the log is trimmed.
+    if trim(db, feed)? || changed {
+        feed.save(db)?;
+    }
+    Ok(())
 }
 
 /// Drops logged batches that every view of the feed has applied.
-fn trim(db: &dyn Sql, feed: &mut Feed) -> Result<()> {
+/// Deletes the logged batches every view has seen; whether the log's row count changed (the
+/// caller saves the feed).
+fn trim(db: &dyn Sql, feed: &mut Feed) -> Result<bool> {
     if feed.log_rows == 0 {
-        return Ok(());
+        return Ok(false);
     }
-    let r = db.query_with(FEED_MIN_CURSOR, &[&feed.id.to_string()])?;
+    let r = FEED_MIN_CURSOR.rows(db, [&feed.id.to_string()])?;
     let min = match r.first() {
         Some(r) => r.int(0)?,
         None => -1,
     };
-    if min >= 0 {
-        db.execute(&sql::trim_log(&feed.log(), min))?;
-        let left = db.scalar_int(&render::count_rows(&feed.log()), &[])?;
-        if left != feed.log_rows {
-            feed.log_rows = left;
-            feed.save(db)?;
-        }
+    if min < 0 {
+        return Ok(false);
     }
-    Ok(())
+    // DELETE's result is the number of rows it deleted.
+    let deleted = db.scalar_int(&sql::trim_log(&feed.log(), min), &[])?;
+    feed.log_rows -= deleted;
+    Ok(deleted != 0)
 }
 
 /// Detaches a view from its feeds, and drops every feed no view reads any more.
 pub fn detach_view(db: &dyn Sql, catalog: &str, schema: &str, view: &str) -> Result<()> {
     let feeds = of_view(db, catalog, schema, view)?;
-    db.execute_with(CURSORS_DELETE, &[schema, view])?;
+    CURSORS_DELETE.run(db, [schema, view])?;
     for mut f in feeds {
         f.consumers -= 1;
         if f.consumers <= 0 {
             db.execute(&render::drop_table(&f.snapshot()))?;
             db.execute(&render::drop_table(&f.log()))?;
-            db.execute_with(FEED_DELETE, &[&f.id.to_string()])?;
-        } else {
-            trim(db, &mut f)?;
+            FEED_DELETE.run(db, [&f.id.to_string()])?;
+        } else if trim(db, &mut f)? {
+            f.save(db)?;
         }
     }
     Ok(())
