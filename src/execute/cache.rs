@@ -152,7 +152,11 @@ impl Cache {
         }
         let view = find_view(db, &defaults, name)?;
         if view.strategy != Strategy::Incremental {
-            return Err(Error::Internal(format!("'{name}' is not maintained incrementally")));
+            return Err(Error::InvalidArgument(format!(
+                "'{name}' is maintained by recomputing (strategy full: no incremental rule for {}); it has no \
+                 incremental plan",
+                view.strategy_reason.as_deref().unwrap_or("its query")
+            )));
         }
         if view.earlier_layout {
             return Err(Error::Stale {
