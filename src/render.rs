@@ -6,6 +6,7 @@ use crate::ir::{stored, AggFunc, ColumnDef, Leaf, Shape, SumInput, TableId, View
 use crate::plan::{Mask, Term};
 
 pub mod capture;
+pub mod write;
 
 /// A quoted identifier.
 pub fn ident(s: &str) -> String {

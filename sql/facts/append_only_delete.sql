@@ -1,3 +1,5 @@
+-- Parameters: kind ('APPEND_ONLY', 'RECORDED', or '' for either), catalog, schema, table.
 DELETE FROM openivm_constraints_cache
-WHERE constraint_kind = 'APPEND_ONLY' AND child_catalog = ? AND child_schema = ? AND child_table = ?
+WHERE constraint_kind IN ('APPEND_ONLY', 'RECORDED') AND (? IN ('', constraint_kind))
+  AND child_catalog = ? AND child_schema = ? AND child_table = ?
 RETURNING child_table
