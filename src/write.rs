@@ -106,7 +106,10 @@ fn in_fragment(what: &str, e: Error) -> Error {
             Error::InvalidArgument(format!("unsupported in the {what} of a write through openivm: {m}"))
         }
         Error::Parse(m) => Error::InvalidArgument(format!("could not parse the {what}: {m}")),
-        Error::NotOneSelect(m) => Error::InvalidArgument(format!("the {what} is not one expression ({m})")),
+        Error::NotOneSelect(m) => Error::InvalidArgument(format!(
+            "the {what} must be one {} ({m})",
+            if what == "query" { "SELECT statement" } else { "expression" }
+        )),
         other => other,
     }
 }
