@@ -362,3 +362,60 @@ pub fn update(db: &dyn Sql, table_arg: &str, assignments: &str, predicate: Optio
         Ok(Written { table: qualified(&t), rows: n })
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ast::Constant;
+
+    fn t() -> TableId {
+        TableId { catalog: "db".into(), schema: "main".into(), name: "t".into() }
+    }
+
+    fn eq(l: Expr, r: Expr) -> Expr {
+        Expr::Compare { op: CompareOp::Eq, left: Box::new(l), right: Box::new(r) }
+    }
+
+    fn one() -> Expr {
+        Expr::Constant(Constant::Integer(1))
+    }
+
+    fn probe(items: Vec<SelectItem>, where_clause: Option<Expr>) -> Select {
+        Select { items, from: probe_from(&t()), where_clause, group_by: vec![] }
+    }
+
+    #[test]
+    fn a_predicate_probe_must_come_back_as_rendered() {
+        let star = || vec![SelectItem { expr: Expr::Star { relation: None }, alias: None }];
+        assert!(is_predicate_probe(&probe(star(), Some(eq(Expr::column("k"), one()))), &t()));
+        // a clause or a select item smuggled in, another table, no WHERE at all
+        let mut grouped = probe(star(), Some(one()));
+        grouped.group_by = vec![Expr::column("k")];
+        assert!(!is_predicate_probe(&grouped, &t()));
+        let mut more = star();
+        more.push(SelectItem { expr: one(), alias: None });
+        assert!(!is_predicate_probe(&probe(more, Some(one())), &t()));
+        let other = TableId { name: "u".into(), ..t() };
+        assert!(!is_predicate_probe(&probe(star(), Some(one())), &other));
+        assert!(!is_predicate_probe(&probe(star(), None), &t()));
+    }
+
+    #[test]
+    fn assignments_are_plain_columns_set_to_expressions() {
+        let item = |expr: Expr, alias: Option<&str>| SelectItem { expr, alias: alias.map(str::to_string) };
+        let good =
+            probe(vec![item(eq(Expr::column("a"), one()), None), item(eq(Expr::column("B"), one()), None)], None);
+        assert_eq!(assignment_items(&good, &t()), Some(vec![("a".to_string(), one()), ("B".to_string(), one())]));
+        // an alias, a qualified column, an expression on the left, not an equality, a WHERE
+        for bad in [
+            probe(vec![item(eq(Expr::column("a"), one()), Some("x"))], None),
+            probe(vec![item(eq(Expr::Column(vec!["t".into(), "a".into()]), one()), None)], None),
+            probe(vec![item(eq(one(), Expr::column("a")), None)], None),
+            probe(vec![item(Expr::column("a"), None)], None),
+            probe(vec![item(eq(Expr::column("a"), one()), None)], Some(one())),
+            probe(vec![], None),
+        ] {
+            assert_eq!(assignment_items(&bad, &t()), None, "{bad:?}");
+        }
+    }
+}
