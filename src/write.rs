@@ -23,15 +23,18 @@
 //! Each delete and update reads its rows in the transaction before it writes, with the same
 //! rendered predicate and values, and fails if the write touched another number of rows.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
+
 use crate::ast::{CompareOp, Expr, FromItem, Select, SelectItem, TableName};
-use crate::bind::{bind, RelationKind};
+use crate::bind::{bind, Catalog, FunctionInfo, RelationKind, ResolvedTable};
 use crate::capture::feeds::{self, Feed};
 use crate::capture::{recorded, DeltaStats, SourceKind};
 use crate::catalog::{main_table_exists, table_name, SqlCatalog};
 use crate::db::Sql;
 use crate::error::{Error, Result};
-use crate::execute::in_transaction;
-use crate::ir::{ColumnDef, Shape, TableId};
+use crate::execute::{in_transaction, Cache};
+use crate::ir::{ColumnDef, Leaf, Shape, TableId};
 use crate::parse::parse_select;
 use crate::rely::qualified;
 use crate::render::capture::{self as capture_sql, Position};
@@ -47,30 +50,83 @@ pub struct Written {
     pub rows: i64,
 }
 
+/// The catalog a write's fragments are bound against: DuckDB's, with the built-in functions
+/// remembered per database instance (reading DuckDB's list of functions costs about 100 ms
+/// here, more than a small write). Functions a user created are looked up every time: a macro
+/// can be replaced by one that is not deterministic.
+/// The write's target table is resolved once and remembered under its fully qualified name,
+/// which is how the probes name it.
+pub struct WriteCatalog<'a> {
+    inner: SqlCatalog<'a>,
+    functions: RefCell<&'a mut HashMap<String, FunctionInfo>>,
+    target: RefCell<Option<(TableName, ResolvedTable)>>,
+}
+
+impl<'a> WriteCatalog<'a> {
+    pub fn new(db: &'a dyn Sql, functions: &'a mut HashMap<String, FunctionInfo>) -> WriteCatalog<'a> {
+        WriteCatalog { inner: SqlCatalog::new(db), functions: RefCell::new(functions), target: RefCell::new(None) }
+    }
+
+    /// The table a write targets: a base table, not one of openivm's own.
+    pub fn target_table(&self, arg: &str) -> Result<(TableId, Vec<ColumnDef>)> {
+        let name = table_name(arg)?;
+        let found = self.inner.find(&name)?.ok_or_else(|| Error::Bind(format!("table '{arg}' does not exist")))?;
+        if found.kind != RelationKind::Table {
+            return Err(Error::InvalidArgument(format!("'{arg}' is a view; openivm writes to tables")));
+        }
+        if found.schema.eq_ignore_ascii_case(feeds::SCHEMA) || found.name.to_ascii_lowercase().starts_with("openivm_") {
+            return Err(Error::InvalidArgument(format!(
+                "'{arg}' is one of openivm's own tables (the schema openivm and names starting with openivm_ are reserved)"
+            )));
+        }
+        let id = TableId { catalog: found.catalog, schema: found.schema, name: found.name };
+        let columns = self.inner.columns(&id)?;
+        let qualified_name =
+            TableName { catalog: Some(id.catalog.clone()), schema: Some(id.schema.clone()), name: id.name.clone() };
+        let resolved = ResolvedTable { id: id.clone(), kind: RelationKind::Table, columns: columns.clone() };
+        *self.target.borrow_mut() = Some((qualified_name, resolved));
+        Ok((id, columns))
+    }
+
+    /// The default database of the extension's connection (read once per write).
+    pub fn main_catalog(&self) -> Result<String> {
+        Ok(self.inner.defaults()?.0)
+    }
+}
+
+impl Catalog for WriteCatalog<'_> {
+    fn table(&self, name: &TableName) -> Result<Option<ResolvedTable>> {
+        if let Some((n, t)) = self.target.borrow().as_ref() {
+            if n == name {
+                return Ok(Some(t.clone()));
+            }
+        }
+        self.inner.table(name)
+    }
+
+    fn function(&self, name: &str) -> Result<Option<FunctionInfo>> {
+        let key = name.to_lowercase();
+        if let Some(f) = self.functions.borrow().get(&key) {
+            return Ok(Some(*f));
+        }
+        let found = self.inner.function(name)?;
+        if let Some(f) = found.filter(|f| f.builtin) {
+            self.functions.borrow_mut().insert(key, f);
+        }
+        Ok(found)
+    }
+
+    fn expression_types(&self, leaves: &[Leaf], exprs: &[Expr]) -> Result<Vec<Option<String>>> {
+        self.inner.expression_types(leaves, exprs)
+    }
+}
+
 /// The three writes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Op {
     Insert,
     Delete,
     Update,
-}
-
-/// The table a write targets: a base table, not one of openivm's own.
-pub fn target_table(db: &dyn Sql, arg: &str) -> Result<(TableId, Vec<ColumnDef>)> {
-    let name = table_name(arg)?;
-    let cat = SqlCatalog::new(db);
-    let found = cat.find(&name)?.ok_or_else(|| Error::Bind(format!("table '{arg}' does not exist")))?;
-    if found.kind != RelationKind::Table {
-        return Err(Error::InvalidArgument(format!("'{arg}' is a view; openivm writes to tables")));
-    }
-    if found.schema.eq_ignore_ascii_case(feeds::SCHEMA) || found.name.to_ascii_lowercase().starts_with("openivm_") {
-        return Err(Error::InvalidArgument(format!(
-            "'{arg}' is one of openivm's own tables (the schema openivm and names starting with openivm_ are reserved)"
-        )));
-    }
-    let id = TableId { catalog: found.catalog, schema: found.schema, name: found.name };
-    let columns = cat.columns(&id)?;
-    Ok((id, columns))
 }
 
 /// DuckDB's parse of a probe SELECT (parsed, never run).
@@ -121,7 +177,7 @@ fn is_predicate_probe(s: &Select, t: &TableId) -> bool {
 }
 
 /// Parses and binds a write's predicate (None: every row).
-pub fn bind_predicate(db: &dyn Sql, t: &TableId, predicate: Option<&str>) -> Result<Target> {
+pub fn bind_predicate(db: &dyn Sql, cat: &dyn Catalog, t: &TableId, predicate: Option<&str>) -> Result<Target> {
     let Some(text) = predicate else {
         return Ok(Target { table: t.clone(), alias: t.name.clone(), predicate: vec![] });
     };
@@ -132,7 +188,7 @@ pub fn bind_predicate(db: &dyn Sql, t: &TableId, predicate: Option<&str>) -> Res
     if !is_predicate_probe(&select, t) {
         return Err(not_one("predicate", t, text));
     }
-    let q = bind(select, &SqlCatalog::new(db)).map_err(|e| in_fragment("predicate", e))?;
+    let q = bind(select, cat).map_err(|e| in_fragment("predicate", e))?;
     let alias = q.leaves.first().map(|l| l.alias.clone()).unwrap_or_else(|| t.name.clone());
     Ok(Target { table: t.clone(), alias, predicate: q.predicates })
 }
@@ -156,7 +212,13 @@ fn assignment_items(s: &Select, t: &TableId) -> Option<Vec<(String, Expr)>> {
 }
 
 /// Parses and binds an update's assignments (`a = a + 1, b = 'x'`).
-pub fn bind_assignments(db: &dyn Sql, t: &TableId, columns: &[ColumnDef], text: &str) -> Result<Vec<Assignment>> {
+pub fn bind_assignments(
+    db: &dyn Sql,
+    cat: &dyn Catalog,
+    t: &TableId,
+    columns: &[ColumnDef],
+    text: &str,
+) -> Result<Vec<Assignment>> {
     if text.trim().is_empty() {
         return Err(Error::InvalidArgument("the assignments are empty".into()));
     }
@@ -178,7 +240,7 @@ pub fn bind_assignments(db: &dyn Sql, t: &TableId, columns: &[ColumnDef], text: 
         where_clause: None,
         group_by: vec![],
     };
-    let q = bind(values, &SqlCatalog::new(db)).map_err(|e| in_fragment("assignments", e))?;
+    let q = bind(values, cat).map_err(|e| in_fragment("assignments", e))?;
     let Shape::Bag { outputs, .. } = q.shape else {
         return Err(Error::InvalidArgument("an assignment must not aggregate".into()));
     };
@@ -187,11 +249,11 @@ pub fn bind_assignments(db: &dyn Sql, t: &TableId, columns: &[ColumnDef], text: 
 
 /// Parses and binds an insert's query; returns the SELECT of its rows, converted to the table's
 /// column types.
-pub fn bind_query(db: &dyn Sql, t: &TableId, columns: &[ColumnDef], text: &str) -> Result<String> {
+pub fn bind_query(db: &dyn Sql, cat: &dyn Catalog, t: &TableId, columns: &[ColumnDef], text: &str) -> Result<String> {
     if text.trim().is_empty() {
         return Err(Error::NotOneSelect("the query is empty".into()));
     }
-    let q = parse_probe(db, text).and_then(|s| bind(s, &SqlCatalog::new(db))).map_err(|e| in_fragment("query", e))?;
+    let q = parse_probe(db, text).and_then(|s| bind(s, cat)).map_err(|e| in_fragment("query", e))?;
     let Shape::Bag { outputs, .. } = &q.shape else {
         return Err(Error::InvalidArgument(
             "unsupported in the query of a write through openivm: aggregates (insert the rows of a view instead)"
@@ -210,11 +272,11 @@ pub fn bind_query(db: &dyn Sql, t: &TableId, columns: &[ColumnDef], text: &str) 
 }
 
 /// The feed a write records its delta in (None: record nothing).
-fn recording_feed(db: &dyn Sql, t: &TableId, op: Op) -> Result<Option<Feed>> {
+fn recording_feed(db: &dyn Sql, cat: &WriteCatalog, t: &TableId, op: Op) -> Result<Option<Feed>> {
     if !main_table_exists(db, "openivm_views")? {
         return Ok(None);
     }
-    let (main, _) = SqlCatalog::new(db).defaults()?;
+    let main = cat.main_catalog()?;
     let Some(feed) = feeds::of_table(db, &main, t)? else {
         return Ok(None);
     };
@@ -279,11 +341,12 @@ fn check_same(written: i64, read: i64, what: &str) -> Result<()> {
 }
 
 /// `openivm_insert(table, query)`.
-pub fn insert(db: &dyn Sql, table_arg: &str, query: &str) -> Result<Written> {
+pub fn insert(db: &dyn Sql, cache: &mut Cache, table_arg: &str, query: &str) -> Result<Written> {
     in_transaction(db, || {
-        let (t, columns) = target_table(db, table_arg)?;
-        let rows_sql = bind_query(db, &t, &columns, query)?;
-        let Some(mut feed) = recording_feed(db, &t, Op::Insert)? else {
+        let cat = WriteCatalog::new(db, cache.functions());
+        let (t, columns) = cat.target_table(table_arg)?;
+        let rows_sql = bind_query(db, &cat, &t, &columns, query)?;
+        let Some(mut feed) = recording_feed(db, &cat, &t, Op::Insert)? else {
             let rows = run_dml(db, &sql::insert(&t, &columns, &rows_sql))?;
             return Ok(Written { table: qualified(&t), rows });
         };
@@ -304,11 +367,12 @@ pub fn insert(db: &dyn Sql, table_arg: &str, query: &str) -> Result<Written> {
 }
 
 /// `openivm_delete(table, predicate)`.
-pub fn delete(db: &dyn Sql, table_arg: &str, predicate: Option<&str>) -> Result<Written> {
+pub fn delete(db: &dyn Sql, cache: &mut Cache, table_arg: &str, predicate: Option<&str>) -> Result<Written> {
     in_transaction(db, || {
-        let (t, _) = target_table(db, table_arg)?;
-        let target = bind_predicate(db, &t, predicate)?;
-        let Some(mut feed) = recording_feed(db, &t, Op::Delete)? else {
+        let cat = WriteCatalog::new(db, cache.functions());
+        let (t, _) = cat.target_table(table_arg)?;
+        let target = bind_predicate(db, &cat, &t, predicate)?;
+        let Some(mut feed) = recording_feed(db, &cat, &t, Op::Delete)? else {
             return Ok(Written { table: qualified(&t), rows: run_dml(db, &sql::delete(&target))? });
         };
         catch_up(db, &mut feed)?;
@@ -325,12 +389,19 @@ pub fn delete(db: &dyn Sql, table_arg: &str, predicate: Option<&str>) -> Result<
 }
 
 /// `openivm_update(table, assignments, predicate)`.
-pub fn update(db: &dyn Sql, table_arg: &str, assignments: &str, predicate: Option<&str>) -> Result<Written> {
+pub fn update(
+    db: &dyn Sql,
+    cache: &mut Cache,
+    table_arg: &str,
+    assignments: &str,
+    predicate: Option<&str>,
+) -> Result<Written> {
     in_transaction(db, || {
-        let (t, columns) = target_table(db, table_arg)?;
-        let set = bind_assignments(db, &t, &columns, assignments)?;
-        let target = bind_predicate(db, &t, predicate)?;
-        let Some(mut feed) = recording_feed(db, &t, Op::Update)? else {
+        let cat = WriteCatalog::new(db, cache.functions());
+        let (t, columns) = cat.target_table(table_arg)?;
+        let set = bind_assignments(db, &cat, &t, &columns, assignments)?;
+        let target = bind_predicate(db, &cat, &t, predicate)?;
+        let Some(mut feed) = recording_feed(db, &cat, &t, Op::Update)? else {
             return Ok(Written { table: qualified(&t), rows: run_dml(db, &sql::update(&target, &set))? });
         };
         if let SourceKind::AppendOnly(Position::Key(k)) = &feed.kind {

@@ -179,19 +179,19 @@ fn written_row(w: write::Written) -> Rows {
 
 fn insert(inst: &Call, args: &Args) -> Result<Rows> {
     let (table, query) = (args.text(0, "table_name")?, args.text(1, "query")?);
-    Ok(written_row(inst.with_session(|db, _| write::insert(db, table, query))?))
+    Ok(written_row(inst.with_session(|db, cache| write::insert(db, cache, table, query))?))
 }
 
 fn delete(inst: &Call, args: &Args) -> Result<Rows> {
     let table = args.text(0, "table_name")?;
     let predicate = args.opt_text(1);
-    Ok(written_row(inst.with_session(|db, _| write::delete(db, table, predicate))?))
+    Ok(written_row(inst.with_session(|db, cache| write::delete(db, cache, table, predicate))?))
 }
 
 fn update(inst: &Call, args: &Args) -> Result<Rows> {
     let (table, assignments) = (args.text(0, "table_name")?, args.text(1, "assignments")?);
     let predicate = args.opt_text(2);
-    Ok(written_row(inst.with_session(|db, _| write::update(db, table, assignments, predicate))?))
+    Ok(written_row(inst.with_session(|db, cache| write::update(db, cache, table, assignments, predicate))?))
 }
 
 // ---- Checks at bind (see `Spec::validate`): arguments that are wrong whatever the data. ----
