@@ -27,7 +27,7 @@ all: release
 
 release: $(EXTENSION)
 
-$(EXTENSION): $(shell find src sql -type f) Cargo.toml tools/append_footer.py $(VENV_STAMP)
+$(EXTENSION): $(shell find src sql -type f) Cargo.toml build.rs C_API_VERSION tools/append_footer.py $(VENV_STAMP)
 	cargo build --release
 	@mkdir -p build/release
 	$(VENV_PY) tools/append_footer.py target/release/lib$(EXT_NAME).so $@ $(EXT_VERSION) $(PLATFORM)
@@ -65,6 +65,7 @@ test: release $(VENV2_STAMP)
 
 test-unit:
 	cargo test --release --lib
+	cargo test --release --doc
 
 test-sql: release
 	$(VENV_PY) test/runner/sqllogictest.py --extension $(EXTENSION)

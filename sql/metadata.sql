@@ -1,15 +1,17 @@
 -- The extension's own metadata, created on first use in the main schema of the database openivm
 -- was loaded into. Every table is plain data: inspect it with SQL, it survives restarts.
+-- Catalog columns store '' for this database (whose name follows its file and changes when the
+-- file is renamed or copied) and the name of any other attached database (see src/home.rs).
 
 -- One row per maintained view.
 CREATE TABLE IF NOT EXISTS openivm_views (
     view_name     VARCHAR NOT NULL,   -- the name the user gave (without schema)
-    view_catalog  VARCHAR NOT NULL,
+    view_catalog  VARCHAR NOT NULL,   -- '' (earlier versions stored the database's name)
     view_schema   VARCHAR NOT NULL,
     query         VARCHAR NOT NULL,   -- the view's SQL as given to openivm_create
     leaves        VARCHAR NOT NULL,   -- JSON array: one {alias, table} per join leaf
     kind          VARCHAR NOT NULL,   -- 'grouped_aggregate', 'aggregate' or 'bag'
-    data_table    VARCHAR NOT NULL,   -- the stored result, in the view's schema
+    data_table    VARCHAR NOT NULL,   -- the stored result, in the schema openivm
     signature     VARCHAR NOT NULL,   -- JSON of the leaves' column names and types at creation
     created_at    TIMESTAMP NOT NULL,
     refreshed_at  TIMESTAMP,

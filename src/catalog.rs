@@ -10,15 +10,15 @@ use crate::db::{Cells, Sql};
 use crate::error::{Error, Result};
 use crate::ir::{ColumnDef, Leaf, TableId};
 
-const RELATIONS_NAMED: &str = include_str!("../sql/catalog/relations_named.sql");
-const DEFAULTS: &str = include_str!("../sql/catalog/defaults.sql");
-const COLUMNS: &str = include_str!("../sql/catalog/columns.sql");
-const FUNCTION: &str = include_str!("../sql/catalog/function.sql");
-const MAIN_TABLE_EXISTS: &str = include_str!("../sql/catalog/main_table_exists.sql");
+use crate::sql::catalog::COLUMNS;
+use crate::sql::catalog::DEFAULTS;
+use crate::sql::catalog::FUNCTION;
+use crate::sql::catalog::MAIN_TABLE_EXISTS;
+use crate::sql::catalog::RELATIONS_NAMED;
 
 /// Whether one of the extension's metadata tables exists yet.
 pub fn main_table_exists(db: &dyn Sql, name: &str) -> Result<bool> {
-    Ok(db.scalar_int(MAIN_TABLE_EXISTS, &[name])? > 0)
+    Ok(MAIN_TABLE_EXISTS.scalar_int(db, [name])? > 0)
 }
 
 /// Splits a possibly qualified, possibly quoted name (`s."My View"`) into its parts.
@@ -132,19 +132,19 @@ impl<'a> SqlCatalog<'a> {
         if let Some(d) = self.defaults.get() {
             return Ok(d.clone());
         }
-        let rows = self.db.query(DEFAULTS)?;
+        let rows = DEFAULTS.rows(self.db, [])?;
         let row = rows.first().ok_or_else(|| Error::Internal("no default catalog".into()))?;
         let d = (row.text(0)?, row.text(1)?);
         Ok(self.defaults.get_or_init(|| d).clone())
     }
 
     pub fn columns(&self, id: &TableId) -> Result<Vec<ColumnDef>> {
-        let rows = self.db.query_with(COLUMNS, &[&id.catalog, &id.schema, &id.name])?;
+        let rows = COLUMNS.rows(self.db, [&id.catalog, &id.schema, &id.name])?;
         rows.iter().map(|r| Ok(ColumnDef { name: r.text(0)?, ty: r.text(1)? })).collect()
     }
 
     pub fn find(&self, name: &TableName) -> Result<Option<Candidate>> {
-        let rows = self.db.query_with(RELATIONS_NAMED, &[&name.name, &name.name])?;
+        let rows = RELATIONS_NAMED.rows(self.db, [&name.name, &name.name])?;
         let candidates = rows
             .iter()
             .map(|r| {
@@ -172,7 +172,7 @@ impl Catalog for SqlCatalog<'_> {
     }
 
     fn function(&self, name: &str) -> Result<Option<FunctionInfo>> {
-        let rows = self.db.query_with(FUNCTION, &[name])?;
+        let rows = FUNCTION.rows(self.db, [name])?;
         let Some(r) = rows.first() else {
             return Ok(None);
         };

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::ast::{CompareOp, Expr};
 use crate::ir::{TableId, ViewQuery};
-use crate::plan::Mask;
+use crate::plan::{DeltaShape, Mask};
 
 /// Where a foreign-key fact comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -89,10 +89,10 @@ pub fn proven_relations(q: &ViewQuery, fks: &[ForeignKey]) -> Vec<ProvenRelation
 }
 
 /// The FK skip mask: the parent leaves of proven relations whose delta is insert-only.
-pub fn fk_skip_bits(relations: &[ProvenRelation], insert_only: &[bool]) -> Mask {
+pub fn fk_skip_bits(relations: &[ProvenRelation], shapes: &[DeltaShape]) -> Mask {
     relations
         .iter()
-        .filter(|r| insert_only.get(r.parent_leaf).copied().unwrap_or(false))
+        .filter(|r| shapes.get(r.parent_leaf).is_some_and(|s| s.insert_only()))
         .fold(0, |m, r| m | (1 << r.parent_leaf))
 }
 
@@ -128,9 +128,10 @@ mod tests {
         let rel = proven_relations(&q, &fks);
         assert_eq!(rel.len(), 2);
         // leaves: f = 0, p = 1, s = 2. Both dimensions insert-only: skip bits 110.
-        assert_eq!(fk_skip_bits(&rel, &[false, true, true]), 0b110);
+        let (inserts, deletes) = (DeltaShape::INSERTS, DeltaShape::INSERTS | DeltaShape::DELETES);
+        assert_eq!(fk_skip_bits(&rel, &[deletes, inserts, inserts]), 0b110);
         // A dimension with a delete is not skipped.
-        assert_eq!(fk_skip_bits(&rel, &[true, false, true]), 0b100);
+        assert_eq!(fk_skip_bits(&rel, &[inserts, deletes, inserts]), 0b100);
     }
 
     #[test]

@@ -7,11 +7,11 @@ use crate::error::Result;
 use crate::facts::{FactSource, ForeignKey};
 use crate::ir::TableId;
 
-const CATALOG_FOREIGN_KEYS: &str = include_str!("../sql/facts/catalog_foreign_keys.sql");
+use crate::sql::facts::CATALOG_FOREIGN_KEYS;
 
 /// The FOREIGN KEY constraints of the catalog between tables in `tables`.
 pub fn catalog_foreign_keys(db: &dyn Sql, tables: &[TableId]) -> Result<Vec<ForeignKey>> {
-    let rows = db.query(CATALOG_FOREIGN_KEYS)?;
+    let rows = CATALOG_FOREIGN_KEYS.rows(db, [])?;
     let mut out = Vec::new();
     for r in rows {
         let child = TableId { catalog: r.text(0)?, schema: r.text(1)?, name: r.text(2)? };
@@ -36,9 +36,10 @@ pub fn catalog_foreign_keys(db: &dyn Sql, tables: &[TableId]) -> Result<Vec<Fore
     Ok(out)
 }
 
-/// Every foreign-key fact that applies to a view over `tables`.
-pub fn foreign_keys(db: &dyn Sql, tables: &[TableId]) -> Result<Vec<ForeignKey>> {
+/// Every foreign-key fact that applies to a view over `tables` (`main`: the database holding the
+/// metadata).
+pub fn foreign_keys(db: &dyn Sql, main: &str, tables: &[TableId]) -> Result<Vec<ForeignKey>> {
     let mut fks = catalog_foreign_keys(db, tables)?;
-    fks.extend(crate::rely::valid_declarations(db, tables)?);
+    fks.extend(crate::rely::valid_declarations(db, main, tables)?);
     Ok(fks)
 }

@@ -14,13 +14,17 @@ pub mod error;
 pub mod execute;
 pub mod facts;
 pub mod fk_sources;
+pub mod home;
 pub mod ir;
 pub mod lookup;
 pub mod parse;
+#[doc(hidden)]
+pub mod placeholders;
 pub mod plan;
 pub mod rely;
 pub mod render;
 pub mod session;
 pub mod settings;
 pub mod shell;
+pub mod sql;
 pub mod write;

@@ -6,7 +6,7 @@ use crate::catalog::{main_table_exists, table_name, SqlCatalog};
 use crate::db::Sql;
 use crate::error::{Error, Result};
 
-const VIEW_FIND: &str = include_str!("../sql/views/find.sql");
+use crate::sql::views::FIND as VIEW_FIND;
 
 /// Whether `arg` names a maintained view, resolved as the executor resolves it: in the database
 /// openivm was loaded into, in the given or the default schema. A name of another database is an
@@ -25,5 +25,5 @@ pub fn view_exists(db: &dyn Sql, arg: &str) -> Result<bool> {
         return Ok(false);
     }
     let schema = name.schema.unwrap_or(default_schema);
-    Ok(!db.query_with(VIEW_FIND, &[&default_catalog, &schema, &name.name])?.is_empty())
+    Ok(!VIEW_FIND.rows(db, [&schema, &name.name])?.is_empty())
 }

@@ -46,9 +46,34 @@ pub fn leaves_of(mask: Mask) -> impl Iterator<Item = usize> {
     (0..32).filter(move |i| mask & (1 << i) != 0)
 }
 
+bitflags::bitflags! {
+    /// What a leaf's delta holds: rows of multiplicity +1 (inserts and the new halves of
+    /// updates) and rows of multiplicity -1 (deletes and the old halves). No flag: no change.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+    pub struct DeltaShape: u8 {
+        const INSERTS = 1;
+        const DELETES = 1 << 1;
+    }
+}
+
+impl DeltaShape {
+    /// The shape of a delta of `rows` rows of which `deletes` have multiplicity -1.
+    pub fn of(rows: u64, deletes: u64) -> DeltaShape {
+        let mut s = DeltaShape::empty();
+        s.set(DeltaShape::INSERTS, rows > deletes);
+        s.set(DeltaShape::DELETES, deletes > 0);
+        s
+    }
+
+    /// No deletes (an empty delta included): the premise of foreign-key pruning.
+    pub fn insert_only(self) -> bool {
+        !self.contains(DeltaShape::DELETES)
+    }
+}
+
 /// Leaves whose delta has no rows: every term reading one of them as a delta is empty.
-pub fn empty_delta_bits(delta_rows: &[u64]) -> Mask {
-    delta_rows.iter().enumerate().filter(|(_, &n)| n == 0).fold(0, |m, (i, _)| m | (1 << i))
+pub fn empty_delta_bits(shapes: &[DeltaShape]) -> Mask {
+    shapes.iter().enumerate().filter(|(_, s)| s.is_empty()).fold(0, |m, (i, _)| m | (1 << i))
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -158,7 +183,8 @@ mod tests {
     #[test]
     fn skip_bits_are_one_test_per_term() {
         // Star F(0) + D1(1) + D2(2); D2's delta is empty, D1 is insert-only and FK-referenced.
-        let empty = empty_delta_bits(&[5, 3, 0]);
+        let (changed, none) = (DeltaShape::INSERTS | DeltaShape::DELETES, DeltaShape::empty());
+        let empty = empty_delta_bits(&[changed, DeltaShape::INSERTS, none]);
         assert_eq!(empty, 0b100);
         let plan = plan_terms(3, empty, 0b010);
         let status: Vec<&str> = plan.iter().map(|(_, s)| s.as_str()).collect();
@@ -169,5 +195,16 @@ mod tests {
         let c = count_terms(&plan);
         assert_eq!((c.total, c.run, c.fk_pruned, c.empty_skipped), (7, 1, 2, 4));
         assert_eq!(leaves_of(0b101).collect::<Vec<_>>(), vec![0, 2]);
+    }
+
+    #[test]
+    fn a_delta_has_a_shape() {
+        assert_eq!(DeltaShape::of(0, 0), DeltaShape::empty());
+        assert_eq!(DeltaShape::of(4, 0), DeltaShape::INSERTS);
+        assert_eq!(DeltaShape::of(3, 3), DeltaShape::DELETES);
+        // an update: one old row out, one new row in
+        assert_eq!(DeltaShape::of(2, 1), DeltaShape::INSERTS | DeltaShape::DELETES);
+        assert!(DeltaShape::of(4, 0).insert_only() && DeltaShape::of(0, 0).insert_only());
+        assert!(!DeltaShape::of(2, 1).insert_only() && !DeltaShape::of(3, 3).insert_only());
     }
 }

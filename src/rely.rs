@@ -22,16 +22,17 @@ use crate::db::{to_json, Cells, Sql};
 use crate::error::{Error, Result};
 use crate::execute::{ensure_metadata, in_transaction};
 use crate::facts::{FactSource, ForeignKey};
+use crate::home;
 use crate::ir::{ColumnDef, TableId};
 use crate::render;
 
-const DECLARATIONS: &str = include_str!("../sql/facts/rely_declarations.sql");
-const DELETE: &str = include_str!("../sql/facts/rely_delete.sql");
-const INSERT: &str = include_str!("../sql/facts/rely_insert.sql");
-const COLUMN_COMMENTS: &str = include_str!("../sql/facts/column_comments.sql");
-const GENERATIONS_EXISTS: &str = include_str!("../sql/facts/generations_exists.sql");
-const NEW_TOKEN: &str = include_str!("../sql/facts/new_token.sql");
-const REVOKE: &str = include_str!("../sql/facts/rely_revoke.sql");
+use crate::sql::facts::COLUMN_COMMENTS;
+use crate::sql::facts::GENERATIONS_EXISTS;
+use crate::sql::facts::NEW_TOKEN;
+use crate::sql::facts::RELY_DECLARATIONS as DECLARATIONS;
+use crate::sql::facts::RELY_DELETE as DELETE;
+use crate::sql::facts::RELY_INSERT as INSERT;
+use crate::sql::facts::RELY_REVOKE as REVOKE;
 
 /// The marker that carries a table's incarnation token inside its comment.
 const MARKER: &str = "openivm:incarnation=";
@@ -122,13 +123,13 @@ pub(crate) fn match_columns(table: &TableId, columns: &[ColumnDef], wanted: &[St
 }
 
 pub(crate) fn column_comments(db: &dyn Sql, t: &TableId) -> Result<Vec<(String, String)>> {
-    let rows = db.query_with(COLUMN_COMMENTS, &[&t.catalog, &t.schema, &t.name])?;
+    let rows = COLUMN_COMMENTS.rows(db, [&t.catalog, &t.schema, &t.name])?;
     rows.iter().map(|r| Ok((r.text(0)?, r.text(1)?))).collect()
 }
 
 /// Whether `token` is a live incarnation of the table: recorded with its current columns.
 fn token_matches_columns(db: &dyn Sql, t: &TableId, columns: &[ColumnDef], token: &str) -> Result<bool> {
-    if db.scalar_int(GENERATIONS_EXISTS, &[&t.catalog])? == 0 {
+    if GENERATIONS_EXISTS.scalar_int(db, [&t.catalog])? == 0 {
         return Ok(false);
     }
     let rows = db.query_with(&render::find_generation(&t.catalog), &[&t.schema, &t.name, token])?;
@@ -188,8 +189,8 @@ pub(crate) fn ensure_token(db: &dyn Sql, t: &TableId, columns: &[ColumnDef], key
     let token = match live {
         Some(tok) => tok,
         None => {
-            let tok = db
-                .scalar(NEW_TOKEN, &[])?
+            let tok = NEW_TOKEN
+                .scalar(db, [])?
                 .filter(|t| !t.is_empty())
                 .ok_or_else(|| Error::Internal("DuckDB returned no incarnation token".into()))?;
             db.execute(&render::create_generations(&t.catalog))?;
@@ -234,15 +235,26 @@ pub fn declare(db: &dyn Sql, child: &str, child_cols: &str, parent: &str, parent
     let publish = |tokens: &[String]| -> Result<()> {
         ensure_metadata(db)?;
         let (ccj, pcj) = (to_json(&cc)?, to_json(&pc)?);
-        let key = declaration_key(&child_id, &ccj, &parent_id, &pcj);
-        db.execute_with(DELETE, &key)?;
+        DELETE.run(db, declaration_key(&main, &child_id, &ccj, &parent_id, &pcj).params())?;
         let [child_token, parent_token] = tokens else {
             return Err(Error::Internal(format!("expected two incarnation tokens, got {}", tokens.len())));
         };
-        let mut row: Vec<&str> = key.to_vec();
-        row.push(child_token);
-        row.push(parent_token);
-        db.execute_with(INSERT, &row)
+        let (child, parent) = (home::stored_table(&main, &child_id), home::stored_table(&main, &parent_id));
+        INSERT.run(
+            db,
+            [
+                &child.catalog,
+                &child.schema,
+                &child.name,
+                &ccj,
+                &parent.catalog,
+                &parent.schema,
+                &parent.name,
+                &pcj,
+                child_token,
+                parent_token,
+            ],
+        )
     };
     if endpoints.iter().all(|(t, _, _)| t.catalog == main) {
         in_transaction(db, || {
@@ -264,14 +276,32 @@ pub fn declare(db: &dyn Sql, child: &str, child_cols: &str, parent: &str, parent
     })
 }
 
-/// The columns that identify a declaration in `openivm_constraints_cache`, as query parameters.
-fn declaration_key<'a>(
-    child: &'a TableId,
-    child_cols: &'a str,
-    parent: &'a TableId,
-    parent_cols: &'a str,
-) -> [&'a str; 8] {
-    [&child.catalog, &child.schema, &child.name, child_cols, &parent.catalog, &parent.schema, &parent.name, parent_cols]
+/// What identifies a declaration in `openivm_constraints_cache`: per endpoint both catalog
+/// spellings a row may use (see `home`), schema, table and column list.
+struct DeclarationKey {
+    child: ([String; 2], TableId, String),
+    parent: ([String; 2], TableId, String),
+}
+
+impl DeclarationKey {
+    /// The parameters of `rely_delete.sql` and `rely_revoke.sql`.
+    fn params(&self) -> [&str; 10] {
+        let ((cs, c, cc), (ps, p, pc)) = (&self.child, &self.parent);
+        [&cs[0], &cs[1], &c.schema, &c.name, cc, &ps[0], &ps[1], &p.schema, &p.name, pc]
+    }
+}
+
+fn declaration_key(
+    main: &str,
+    child: &TableId,
+    child_cols: &str,
+    parent: &TableId,
+    parent_cols: &str,
+) -> DeclarationKey {
+    DeclarationKey {
+        child: (home::spellings(main, &child.catalog), child.clone(), child_cols.to_string()),
+        parent: (home::spellings(main, &parent.catalog), parent.clone(), parent_cols.to_string()),
+    }
 }
 
 /// `openivm_revoke_rely_fk`: removes a declaration; whether there was one.
@@ -288,8 +318,9 @@ pub fn revoke(
     let pc = match_columns(&parent_id, &parent_all, &parse_columns(parent_cols)?)?;
     let (ccj, pcj) = (to_json(&cc)?, to_json(&pc)?);
     let gone = if crate::catalog::main_table_exists(db, "openivm_constraints_cache")? {
-        let key = declaration_key(&child_id, &ccj, &parent_id, &pcj);
-        !in_transaction(db, || db.query_with(REVOKE, &key))?.is_empty()
+        let (main, _) = SqlCatalog::new(db).defaults()?;
+        let key = declaration_key(&main, &child_id, &ccj, &parent_id, &pcj);
+        !in_transaction(db, || REVOKE.rows(db, key.params()))?.is_empty()
     } else {
         false
     };
@@ -303,8 +334,8 @@ pub fn revoke(
 }
 
 /// The RELY foreign keys between tables of `tables` that are still valid for the tables'
-/// current incarnations.
-pub fn valid_declarations(db: &dyn Sql, tables: &[TableId]) -> Result<Vec<ForeignKey>> {
+/// current incarnations (`main`: the database holding the metadata).
+pub fn valid_declarations(db: &dyn Sql, main: &str, tables: &[TableId]) -> Result<Vec<ForeignKey>> {
     if !crate::catalog::main_table_exists(db, "openivm_constraints_cache")? {
         return Ok(vec![]);
     }
@@ -314,9 +345,9 @@ pub fn valid_declarations(db: &dyn Sql, tables: &[TableId]) -> Result<Vec<Foreig
         Ok(!cols.is_empty() && current_token(db, t, &cols, &column_comments(db, t)?, keys)?.as_deref() == Some(token))
     };
     let mut out = Vec::new();
-    for r in db.query(DECLARATIONS)? {
-        let child = TableId { catalog: r.text(0)?, schema: r.text(1)?, name: r.text(2)? };
-        let parent = TableId { catalog: r.text(4)?, schema: r.text(5)?, name: r.text(6)? };
+    for r in DECLARATIONS.rows(db, [])? {
+        let child = home::live_table(main, TableId { catalog: r.text(0)?, schema: r.text(1)?, name: r.text(2)? });
+        let parent = home::live_table(main, TableId { catalog: r.text(4)?, schema: r.text(5)?, name: r.text(6)? });
         if !tables.contains(&child) || !tables.contains(&parent) {
             continue;
         }

@@ -34,6 +34,12 @@ impl Qualified {
     pub fn sql(&self) -> String {
         format!("{}.{}.{}", ident(&self.catalog), ident(&self.schema), ident(&self.name))
     }
+    /// `"schema"."name"`: how a view's body names a table of its own database, so that the view
+    /// keeps working when the database is renamed, copied or attached under another name
+    /// (DuckDB binds a view's names in the view's database).
+    pub fn in_own_database(&self) -> String {
+        format!("{}.{}", ident(&self.schema), ident(&self.name))
+    }
     pub fn sibling(&self, name: String) -> Qualified {
         Qualified { catalog: self.catalog.clone(), schema: self.schema.clone(), name }
     }
@@ -633,12 +639,12 @@ pub fn visible_view(q: &ViewQuery, data: &Qualified, outputs: &[OutputColumn], s
             if cols.is_empty() {
                 cols.push(ident(stored::COUNT));
             }
-            format!("SELECT {} FROM {}", cols.join(", "), data.sql())
+            format!("SELECT {} FROM {}", cols.join(", "), data.in_own_database())
         }
         Shape::Bag { .. } => format!(
             "SELECT *, UNNEST(range(CAST({c} AS BIGINT))) AS openivm_copy FROM {d}",
             c = ident(stored::COUNT),
-            d = data.sql()
+            d = data.in_own_database()
         ),
     };
     format!("SELECT {select} FROM ({inner}) AS openivm_r")
@@ -1010,7 +1016,7 @@ mod tests {
     #[test]
     fn finalizes_aggregates_in_the_visible_view() {
         let q = bind(star_select(), &TestCatalog::star()).unwrap();
-        let data = Qualified { catalog: "db".into(), schema: "main".into(), name: "openivm_data_v".into() };
+        let data = Qualified { catalog: "db".into(), schema: "openivm".into(), name: "data_main_v".into() };
         let outputs = vec![
             OutputColumn { name: "name".into(), ty: "VARCHAR".into() },
             OutputColumn { name: "total".into(), ty: "HUGEINT".into() },
@@ -1019,7 +1025,7 @@ mod tests {
             visible_view(&q, &data, &outputs, &[SumKind::Integer]),
             "SELECT CAST(\"openivm_g0\" AS VARCHAR) AS \"name\", CAST(\"openivm_a0\" AS HUGEINT) AS \"total\" \
              FROM (SELECT \"openivm_g0\", CASE WHEN \"openivm_a0_nn\" = 0 THEN NULL ELSE \"openivm_a0_sum\" END AS \"openivm_a0\" \
-             FROM \"db\".\"main\".\"openivm_data_v\") AS openivm_r"
+             FROM \"openivm\".\"data_main_v\") AS openivm_r"
         );
         assert_eq!(
             exact_average("s", "n", SumKind::Decimal(2)),

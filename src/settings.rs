@@ -4,10 +4,10 @@
 use crate::db::{Cells, Sql};
 use crate::error::{Error, Result};
 
-const CREATE: &str = include_str!("../sql/settings/create.sql");
-const ADD_DEFAULT: &str = include_str!("../sql/settings/add_default.sql");
-const GET: &str = include_str!("../sql/settings/get.sql");
-const SET: &str = include_str!("../sql/settings/set.sql");
+use crate::sql::settings::ADD_DEFAULT;
+use crate::sql::settings::CREATE;
+use crate::sql::settings::GET;
+use crate::sql::settings::SET;
 
 pub struct Setting {
     pub name: &'static str,
@@ -36,9 +36,9 @@ pub const ALL: &[Setting] = &[FK_PRUNING, REFRESH_MODE];
 
 /// Creates the settings table and a row for every known setting.
 pub fn ensure(db: &dyn Sql) -> Result<()> {
-    db.execute(CREATE)?;
+    CREATE.run(db, [])?;
     for s in ALL {
-        db.execute_with(ADD_DEFAULT, &[s.name, s.default, s.default, s.description, s.name])?;
+        ADD_DEFAULT.run(db, [s.name, s.default, s.default, s.description, s.name])?;
     }
     Ok(())
 }
@@ -78,13 +78,13 @@ pub fn check(name: &str, value: &str) -> Result<(&'static Setting, String)> {
 pub fn set(db: &dyn Sql, name: &str, value: &str) -> Result<String> {
     let (s, normalized) = check(name, value)?;
     ensure(db)?;
-    db.execute_with(SET, &[&normalized, s.name])?;
+    SET.run(db, [&normalized, s.name])?;
     Ok(normalized)
 }
 
 /// The stored value of a setting, or its default when it has no row or a NULL value.
 fn stored(db: &dyn Sql, s: &Setting) -> Result<String> {
-    let rows = db.query_with(GET, &[s.name])?;
+    let rows = GET.rows(db, [s.name])?;
     match rows.first() {
         Some(r) => Ok(r.opt_text(0)?.unwrap_or(s.default).to_string()),
         None => Ok(s.default.to_string()),

@@ -41,7 +41,7 @@ use crate::render::capture::{self as capture_sql, Position};
 use crate::render::write::{self as sql, Assignment, Target};
 use crate::render::{self, Qualified};
 
-const PARSE_TREE: &str = include_str!("../sql/catalog/parse_tree.sql");
+use crate::sql::catalog::PARSE_TREE;
 
 /// What a write did: the table (fully qualified) and the rows it inserted, deleted or updated.
 #[derive(Debug)]
@@ -131,7 +131,7 @@ enum Op {
 
 /// DuckDB's parse of a probe SELECT (parsed, never run).
 fn parse_probe(db: &dyn Sql, probe: &str) -> Result<Select> {
-    let json = db.scalar(PARSE_TREE, &[probe])?.ok_or_else(|| Error::Parse("DuckDB returned no parse tree".into()))?;
+    let json = PARSE_TREE.scalar(db, [probe])?.ok_or_else(|| Error::Parse("DuckDB returned no parse tree".into()))?;
     parse_select(&json)
 }
 

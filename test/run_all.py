@@ -63,6 +63,8 @@ def main():
     py = sys.executable
     suites = [
         ("unit", ["cargo", "test", "--release", "--lib"], cargo_counts),
+        # the compile_fail example of src/sql.rs: a fixed query called with a wrong parameter count
+        ("doc", ["cargo", "test", "--release", "--doc"], cargo_counts),
         ("sqllogictest", [py, "test/runner/sqllogictest.py", "--extension", args.extension], summary_line),
         ("python", [py, "-m", "unittest", "discover", "-s", "test/python", "-v"], unittest_counts),
         ("differential", [py, "test/differential/differential.py", "--extension", args.extension,

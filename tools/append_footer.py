@@ -6,9 +6,24 @@ section named "duckdb_signature" whose payload is eight 32-byte fields followed 
 (absent) signature. The fields, in order: three empty, the ABI type, the extension version, the
 C API version the extension needs, the platform, and the footer format version "4".
 
+The C API version is read from the file C_API_VERSION at the repository's root, the same file
+build.rs gives the Rust code, so the footer and the entrypoint always name the same version.
+
 usage: append_footer.py <input .so> <output .duckdb_extension> <extension version> [platform]
 """
+import pathlib
+import re
 import sys
+
+C_API_VERSION_FILE = pathlib.Path(__file__).resolve().parents[1] / "C_API_VERSION"
+
+
+def c_api_version() -> str:
+    """The one C API version of the build (see build.rs)."""
+    version = C_API_VERSION_FILE.read_text(encoding="ascii").strip()
+    if not re.fullmatch(r"v[0-9]+\.[0-9]+\.[0-9]+", version):
+        raise SystemExit(f"{C_API_VERSION_FILE} must read v<major>.<minor>.<patch>, not {version!r}")
+    return version
 
 
 def field(text: str) -> bytes:
@@ -18,7 +33,7 @@ def field(text: str) -> bytes:
     return raw + b"\0" * (32 - len(raw))
 
 
-def footer(extension_version: str, platform: str, c_api_version: str = "v1.2.0") -> bytes:
+def footer(extension_version: str, platform: str, c_api_version: str) -> bytes:
     fields = [field(""), field(""), field(""), field("C_STRUCT"), field(extension_version),
               field(c_api_version), field(platform), field("4")]
     payload = b"".join(fields) + b"\0" * 256
@@ -35,7 +50,7 @@ def main() -> None:
     platform = sys.argv[4] if len(sys.argv) == 5 else "linux_amd64"
     with open(src, "rb") as f:
         lib = f.read()
-    data = lib + footer(version, platform)
+    data = lib + footer(version, platform, c_api_version())
     assert len(data) - len(lib) == 534
     with open(dst, "wb") as f:
         f.write(data)

@@ -1,1 +1,1 @@
-DELETE FROM openivm_views WHERE view_catalog = ? AND view_schema = ? AND view_name = ?
+DELETE FROM openivm_views WHERE view_schema = ? AND view_name = ?

@@ -12,13 +12,14 @@ use super::SourceKind;
 use crate::db::{Cells, Sql};
 use crate::error::{Error, Result};
 use crate::execute::{ensure_metadata, in_transaction};
+use crate::home;
 use crate::ir::{ColumnDef, TableId};
 use crate::rely;
 use crate::render::capture::Position;
 
-const INSERT: &str = include_str!("../../sql/facts/append_only_insert.sql");
-const DELETE: &str = include_str!("../../sql/facts/append_only_delete.sql");
-const FIND: &str = include_str!("../../sql/facts/append_only_find.sql");
+use crate::sql::facts::APPEND_ONLY_DELETE as DELETE;
+use crate::sql::facts::APPEND_ONLY_FIND as FIND;
+use crate::sql::facts::APPEND_ONLY_INSERT as INSERT;
 
 /// What a declaration stored, for the caller.
 pub struct Declared {
@@ -81,10 +82,11 @@ fn declare_source(db: &dyn Sql, table_arg: &str, promise: Promise, key: Option<&
     let (main, _) = crate::catalog::SqlCatalog::new(db).defaults()?;
     let token_col = token_column(&columns, key.as_deref())?;
     let keys_json = serde_json::to_string(&key.iter().collect::<Vec<_>>()).unwrap_or_else(|_| "[]".into());
+    let [here, named] = home::spellings(&main, &table.catalog);
     let publish = |token: &str| -> Result<()> {
         ensure_metadata(db)?;
-        db.query_with(DELETE, &["", &table.catalog, &table.schema, &table.name])?;
-        db.execute_with(INSERT, &[promise.kind(), &table.catalog, &table.schema, &table.name, &keys_json, token])
+        DELETE.rows(db, ["", &here, &named, &table.schema, &table.name])?;
+        INSERT.run(db, [promise.kind(), &here, &table.schema, &table.name, &keys_json, token])
     };
     if table.catalog == main {
         in_transaction(db, || {
@@ -109,22 +111,22 @@ pub fn revoke(db: &dyn Sql, table_arg: &str, promise: Promise) -> Result<(String
     if !crate::catalog::main_table_exists(db, "openivm_constraints_cache")? {
         return Ok((rely::qualified(&table), false));
     }
-    let gone =
-        in_transaction(db, || db.query_with(DELETE, &[promise.kind(), &table.catalog, &table.schema, &table.name]))?;
+    let (main, _) = crate::catalog::SqlCatalog::new(db).defaults()?;
+    let [here, named] = home::spellings(&main, &table.catalog);
+    let gone = in_transaction(db, || DELETE.rows(db, [promise.kind(), &here, &named, &table.schema, &table.name]))?;
     Ok((rely::qualified(&table), !gone.is_empty()))
 }
 
 /// The source each of `tables` declares: append-only or recorded where a declaration is still
-/// valid for the table's current incarnation, diff otherwise. `columns[k]` are all columns of table k.
-pub fn sources(db: &dyn Sql, tables: &[TableId], columns: &[Vec<ColumnDef>]) -> Result<Vec<SourceKind>> {
+/// valid for the table's current incarnation, diff otherwise. `columns[k]` are all columns of
+/// table k; `main` is the database holding the metadata.
+pub fn sources(db: &dyn Sql, main: &str, tables: &[TableId], columns: &[Vec<ColumnDef>]) -> Result<Vec<SourceKind>> {
     let mut out = vec![SourceKind::Diff; tables.len()];
     if tables.is_empty() || !crate::catalog::main_table_exists(db, "openivm_constraints_cache")? {
         return Ok(out);
     }
-    let names: Vec<[&str; 3]> = tables.iter().map(|t| [t.catalog.as_str(), &t.schema, &t.name]).collect();
-    let arg = serde_json::to_string(&names).unwrap_or_else(|_| "[]".into());
-    for r in db.query_with(FIND, &[&arg])? {
-        let id = TableId { catalog: r.text(0)?, schema: r.text(1)?, name: r.text(2)? };
+    for r in FIND.rows(db, [])? {
+        let id = home::live_table(main, TableId { catalog: r.text(0)?, schema: r.text(1)?, name: r.text(2)? });
         let Some(k) = tables.iter().position(|t| t == &id) else { continue };
         let keys = r.json_list(3)?;
         let cols = &columns[k];

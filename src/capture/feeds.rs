@@ -9,23 +9,24 @@
 use super::{append_only, diff, DeltaStats, Fresh, SourceKind};
 use crate::db::{Cells, Row, Sql};
 use crate::error::{Error, Result};
+use crate::home;
 use crate::ir::{ColumnDef, TableId};
 use crate::render::capture::{self as sql, Position};
 use crate::render::{self, Qualified};
 
-const FEEDS_OF_VIEW: &str = include_str!("../../sql/capture/feeds_of_view.sql");
-const CURSORS: &str = include_str!("../../sql/capture/cursors.sql");
-const FEED_FIND: &str = include_str!("../../sql/capture/feed_find.sql");
-const FEED_NEXT_ID: &str = include_str!("../../sql/capture/feed_next_id.sql");
-const FEED_INSERT: &str = include_str!("../../sql/capture/feed_insert.sql");
-const FEED_UPDATE: &str = include_str!("../../sql/capture/feed_update.sql");
-const FEED_SET_COLUMNS: &str = include_str!("../../sql/capture/feed_set_columns.sql");
-const FEED_DELETE: &str = include_str!("../../sql/capture/feed_delete.sql");
-const CURSOR_SET: &str = include_str!("../../sql/capture/cursor_set.sql");
-const CURSOR_ADVANCE: &str = include_str!("../../sql/capture/cursor_advance.sql");
-const CURSORS_DELETE: &str = include_str!("../../sql/capture/cursors_delete.sql");
-const CURSORS_STALE: &str = include_str!("../../sql/capture/cursors_stale.sql");
-const FEED_MIN_CURSOR: &str = include_str!("../../sql/capture/feed_min_cursor.sql");
+use crate::sql::capture::CURSORS;
+use crate::sql::capture::CURSORS_DELETE;
+use crate::sql::capture::CURSORS_STALE;
+use crate::sql::capture::CURSOR_ADVANCE;
+use crate::sql::capture::CURSOR_SET;
+use crate::sql::capture::FEEDS_OF_VIEW;
+use crate::sql::capture::FEED_DELETE;
+use crate::sql::capture::FEED_FIND;
+use crate::sql::capture::FEED_INSERT;
+use crate::sql::capture::FEED_MIN_CURSOR;
+use crate::sql::capture::FEED_NEXT_ID;
+use crate::sql::capture::FEED_SET_COLUMNS;
+use crate::sql::capture::FEED_UPDATE;
 
 /// The internal schema of the database holding the metadata.
 pub const SCHEMA: &str = "openivm";
@@ -96,7 +97,7 @@ impl Feed {
         Ok(Feed {
             id: n(0)?,
             catalog: catalog.to_string(),
-            table: TableId { catalog: t(1)?, schema: t(2)?, name: t(3)? },
+            table: home::live_table(catalog, TableId { catalog: t(1)?, schema: t(2)?, name: t(3)? }),
             columns,
             kind,
             watermark,
@@ -111,9 +112,9 @@ impl Feed {
     }
 
     pub fn save(&self, db: &dyn Sql) -> Result<()> {
-        db.execute_with(
-            FEED_UPDATE,
-            &[
+        FEED_UPDATE.run(
+            db,
+            [
                 self.kind.as_str(),
                 &self.kind.key_column(),
                 self.watermark.as_deref().unwrap_or(""),
@@ -130,7 +131,7 @@ impl Feed {
 
 /// Every view's cursor: (schema, view, feed id, seq).
 fn cursors(db: &dyn Sql) -> Result<Vec<(String, String, i64, i64)>> {
-    db.query(CURSORS)?.iter().map(|r| Ok((r.text(0)?, r.text(1)?, r.int(2)?, r.int(3)?))).collect()
+    CURSORS.rows(db, [])?.iter().map(|r| Ok((r.text(0)?, r.text(1)?, r.int(2)?, r.int(3)?))).collect()
 }
 
 /// The feeds a view reads, with its cursors and the number of views sharing each.
@@ -141,7 +142,7 @@ pub fn of_view(db: &dyn Sql, catalog: &str, schema: &str, view: &str) -> Result<
         return Ok(vec![]);
     }
     let mut out = Vec::new();
-    for r in db.query(FEEDS_OF_VIEW)? {
+    for r in FEEDS_OF_VIEW.rows(db, [])? {
         let mut f = Feed::from_row(catalog, &r)?;
         if let Some(c) = mine.iter().find(|c| c.2 == f.id) {
             f.cursor = c.3;
@@ -154,7 +155,8 @@ pub fn of_view(db: &dyn Sql, catalog: &str, schema: &str, view: &str) -> Result<
 
 /// The feed of `table`, if a view reads it (`catalog`: the database holding the metadata).
 pub fn of_table(db: &dyn Sql, catalog: &str, table: &TableId) -> Result<Option<Feed>> {
-    let found = db.query_with(FEED_FIND, &[&table.catalog, &table.schema, &table.name])?;
+    let [here, named] = home::spellings(catalog, &table.catalog);
+    let found = FEED_FIND.rows(db, [&here, &named, &table.schema, &table.name])?;
     found.first().map(|r| Feed::from_row(catalog, r)).transpose()
 }
 
@@ -170,13 +172,14 @@ pub fn find_or_start(
     size_now: i64,
 ) -> Result<Feed> {
     let key = super::columns_key(columns);
-    let found = db.query_with(FEED_FIND, &[&table.catalog, &table.schema, &table.name])?;
+    let [here, named] = home::spellings(catalog, &table.catalog);
+    let found = FEED_FIND.rows(db, [&here, &named, &table.schema, &table.name])?;
     if let Some(r) = found.first() {
         let mut f = Feed::from_row(catalog, r)?;
         f.consumers = cursors(db)?.iter().filter(|c| c.2 == f.id).count() as i64;
         return Ok(f);
     }
-    let id = db.scalar_int(FEED_NEXT_ID, &[])?;
+    let id = FEED_NEXT_ID.scalar_int(db, [])?;
     let mut feed = Feed {
         id,
         catalog: catalog.to_string(),
@@ -193,11 +196,11 @@ pub fn find_or_start(
         consumers: 0,
     };
     start_state(db, &mut feed)?;
-    db.execute_with(
-        FEED_INSERT,
-        &[
+    FEED_INSERT.run(
+        db,
+        [
             &id.to_string(),
-            &table.catalog,
+            &home::stored(catalog, &table.catalog),
             &table.schema,
             &table.name,
             &key,
@@ -256,7 +259,7 @@ pub fn widen(db: &dyn Sql, feed: &mut Feed, columns: &[ColumnDef], table_columns
         db.execute(&render::drop_table(&feed.snapshot()))?;
         diff::start(db, feed)?;
     }
-    db.execute_with(FEED_SET_COLUMNS, &[&super::columns_key(&feed.columns), &feed.id.to_string()])
+    FEED_SET_COLUMNS.run(db, [&super::columns_key(&feed.columns), &feed.id.to_string()])
 }
 
 /// Switches a feed to another source once its last batch is recorded: the table as it is now
@@ -287,7 +290,7 @@ pub fn rebuild(db: &dyn Sql, feed: &mut Feed, kind: &SourceKind, schema: &str, v
     db.execute(&render::delete_all(&feed.log()))?;
     feed.log_rows = 0;
     feed.save(db)?;
-    db.execute_with(CURSORS_STALE, &[&feed.id.to_string(), schema, view])
+    CURSORS_STALE.run(db, [&feed.id.to_string(), schema, view])
 }
 
 /// The delta a view has not applied: logged batches after its cursor, then the fresh batch, on
@@ -355,10 +358,10 @@ pub fn commit(db: &dyn Sql, feed: &mut Feed, fresh: &Fresh, schema: &str, view: 
     let seq = feed.seq.to_string();
     if attached {
         if feed.cursor != feed.seq {
-            db.execute_with(CURSOR_ADVANCE, &[&seq, schema, view, &feed.id.to_string()])?;
+            CURSOR_ADVANCE.run(db, [&seq, schema, view, &feed.id.to_string()])?;
         }
     } else {
-        db.execute_with(CURSOR_SET, &[schema, view, &feed.id.to_string(), &seq])?;
+        CURSOR_SET.run(db, [schema, view, &feed.id.to_string(), &seq])?;
         feed.consumers += 1;
     }
     feed.cursor = feed.seq;
@@ -379,7 +382,7 @@ fn trim(db: &dyn Sql, feed: &mut Feed) -> Result<()> {
     if feed.log_rows == 0 {
         return Ok(());
     }
-    let r = db.query_with(FEED_MIN_CURSOR, &[&feed.id.to_string()])?;
+    let r = FEED_MIN_CURSOR.rows(db, [&feed.id.to_string()])?;
     let min = match r.first() {
         Some(r) => r.int(0)?,
         None => -1,
@@ -398,14 +401,14 @@ fn trim(db: &dyn Sql, feed: &mut Feed) -> Result<()> {
 /// Detaches a view from its feeds, and drops every feed no view reads any more.
 pub fn detach_view(db: &dyn Sql, catalog: &str, schema: &str, view: &str) -> Result<()> {
     let feeds = of_view(db, catalog, schema, view)?;
-    db.execute_with(CURSORS_DELETE, &[schema, view])?;
+    CURSORS_DELETE.run(db, [schema, view])?;
     for mut f in feeds {
         f.consumers -= 1;
         if f.consumers <= 0 {
             db.execute(&render::drop_table(&f.snapshot()))?;
             db.execute(&render::drop_table(&f.log()))?;
             db.execute(&render::drop_table(&f.pending()))?;
-            db.execute_with(FEED_DELETE, &[&f.id.to_string()])?;
+            FEED_DELETE.run(db, [&f.id.to_string()])?;
         } else {
             trim(db, &mut f)?;
         }

@@ -32,6 +32,7 @@ pub mod recorded;
 use crate::db::{Cells, Row, Sql};
 use crate::error::{Error, Result};
 use crate::ir::ColumnDef;
+use crate::plan::DeltaShape;
 use crate::render::capture::Position;
 use crate::render::Qualified;
 
@@ -70,8 +71,9 @@ pub struct DeltaStats {
 }
 
 impl DeltaStats {
-    pub fn insert_only(&self) -> bool {
-        self.deletes == 0
+    /// Which kinds of rows the delta holds.
+    pub fn shape(&self) -> DeltaShape {
+        DeltaShape::of(self.rows, self.deletes)
     }
 
     /// Reads (rows, deletes, ...) from a stats query's single row.

@@ -17,8 +17,8 @@ use crate::{fk_sources, settings};
 use super::mode::Mode;
 use super::{compile, find_view, signature, view_location, ViewRecord};
 
-const READ_ONLY: &str = include_str!("../../sql/views/read_only.sql");
-const TABLE_SIZES: &str = include_str!("../../sql/capture/table_sizes.sql");
+use crate::sql::capture::TABLE_SIZES;
+use crate::sql::views::READ_ONLY;
 
 /// Everything a refresh needs to know about a view that does not change between refreshes.
 #[derive(Clone, Debug)]
@@ -63,7 +63,7 @@ pub struct Cache {
 /// The state of a view's tables now: (oid, definition, appended-row count) per table.
 pub fn table_states(db: &dyn Sql, tables: &[TableId]) -> Result<Vec<(String, String, i64)>> {
     let mut all = Vec::new();
-    for r in db.query(TABLE_SIZES)? {
+    for r in TABLE_SIZES.rows(db, [])? {
         let id = TableId { catalog: r.text(0)?, schema: r.text(1)?, name: r.text(2)? };
         if tables.contains(&id) {
             all.push((id, (r.text(3)?, r.text(4)?, r.int(5)?)));
@@ -128,6 +128,14 @@ impl Cache {
             }
         }
         let view = find_view(db, &defaults, name)?;
+        if view.earlier_layout {
+            return Err(Error::Stale {
+                view: name.to_string(),
+                detail: "its metadata was written by an earlier version of openivm, which named the database by its \
+                         file name and kept the stored result beside the view"
+                    .into(),
+            });
+        }
         // A name that no longer resolves is a schema change; DuckDB's own errors pass through.
         let (q, outputs) = compile(db, &view.query).map_err(|e| {
             if e.is_schema_change() {
@@ -136,7 +144,7 @@ impl Cache {
                 e
             }
         })?;
-        if signature(&q) != view.signature {
+        if signature(&q, &defaults.0) != view.signature {
             return Err(Error::Stale {
                 view: name.to_string(),
                 detail: "a column it reads was added, dropped, renamed or retyped".into(),
@@ -155,8 +163,8 @@ impl Cache {
             .map(|l| tables.iter().position(|t| t == &l.table))
             .collect::<Option<Vec<usize>>>()
             .ok_or_else(|| Error::Internal("a leaf's table is not among the view's tables".into()))?;
-        let fks = fk_sources::foreign_keys(db, &tables)?;
-        let sources = declare::sources(db, &tables, &all_columns)?;
+        let fks = fk_sources::foreign_keys(db, &defaults.0, &tables)?;
+        let sources = declare::sources(db, &defaults.0, &tables, &all_columns)?;
         let now = table_states(db, &tables).map_err(|e| restale(e, name))?;
         let (last_incremental_ms, last_full_ms) =
             self.views.get(&key).map(|c| (c.last_incremental_ms, c.last_full_ms)).unwrap_or((None, None));
@@ -192,7 +200,7 @@ impl Cache {
         if let Some(r) = self.read_only {
             return Ok(r);
         }
-        let r = db.scalar(READ_ONLY, &[catalog])?.as_deref() == Some("true");
+        let r = READ_ONLY.scalar(db, [catalog])?.as_deref() == Some("true");
         self.read_only = Some(r);
         Ok(r)
     }

@@ -17,6 +17,7 @@ use crate::capture::{self, feeds};
 use crate::catalog::{table_name, SqlCatalog};
 use crate::db::{Cells, Sql};
 use crate::error::{Error, Result};
+use crate::home;
 use crate::ir::{ColumnDef, TableId, ViewQuery};
 use crate::parse::parse_select;
 use crate::render::{self, OutputColumn, Qualified};
@@ -24,16 +25,16 @@ use crate::settings;
 
 pub use cache::Cache;
 
-const METADATA: &str = include_str!("../../sql/metadata.sql");
-const VIEW_INSERT: &str = include_str!("../../sql/views/insert.sql");
-const VIEW_FIND: &str = include_str!("../../sql/views/find.sql");
-const VIEW_COMMENT: &str = include_str!("../../sql/views/view_comment.sql");
-const NEW_TOKEN: &str = include_str!("../../sql/facts/new_token.sql");
-const VIEW_DELETE: &str = include_str!("../../sql/views/delete.sql");
-const SCHEMA_EXISTS: &str = include_str!("../../sql/catalog/schema_exists.sql");
-const PARSE_TREE: &str = include_str!("../../sql/catalog/parse_tree.sql");
-const ALL_VIEWS: &str = include_str!("../../sql/views/all.sql");
-const HISTORY_INSERT: &str = include_str!("../../sql/capture/history_insert.sql");
+use crate::sql::capture::HISTORY_INSERT;
+use crate::sql::catalog::PARSE_TREE;
+use crate::sql::catalog::SCHEMA_EXISTS;
+use crate::sql::facts::NEW_TOKEN;
+use crate::sql::views::ALL as ALL_VIEWS;
+use crate::sql::views::DELETE as VIEW_DELETE;
+use crate::sql::views::FIND as VIEW_FIND;
+use crate::sql::views::INSERT as VIEW_INSERT;
+use crate::sql::views::VIEW_COMMENT;
+use crate::sql::METADATA;
 
 /// Runs `f` in one transaction: all of its writes commit together, or none does.
 pub fn in_transaction<T>(db: &dyn Sql, f: impl FnOnce() -> Result<T>) -> Result<T> {
@@ -55,7 +56,7 @@ pub fn in_transaction<T>(db: &dyn Sql, f: impl FnOnce() -> Result<T>) -> Result<
 
 /// Creates the metadata tables if this database has none yet.
 pub fn ensure_metadata(db: &dyn Sql) -> Result<()> {
-    db.execute(METADATA)?;
+    METADATA.run(db, [])?;
     settings::ensure(db)
 }
 
@@ -86,7 +87,11 @@ fn view_location(defaults: &(String, String), arg: &str) -> Result<Qualified> {
 pub struct ViewRecord {
     pub at: Qualified,
     pub query: String,
+    /// The stored result: in the internal schema (in the view's schema for earlier layouts).
     pub data: Qualified,
+    /// Written by an earlier layout of the metadata (it named the database and kept the stored
+    /// result beside the view): such a view can only be dropped.
+    pub earlier_layout: bool,
     pub signature: String,
     /// The comment openivm put on the view it created (None for views made before it did).
     pub marker: Option<String>,
@@ -102,7 +107,7 @@ pub enum Standing {
 
 /// Whether the DuckDB view under the name is still the one openivm created.
 pub fn standing(db: &dyn Sql, v: &ViewRecord) -> Result<Standing> {
-    let rows = db.query_with(VIEW_COMMENT, &[&v.at.catalog, &v.at.schema, &v.at.name])?;
+    let rows = VIEW_COMMENT.rows(db, [&v.at.catalog, &v.at.schema, &v.at.name])?;
     Ok(match (rows.first().and_then(|r| r.first().cloned().flatten()), &v.marker) {
         (None, _) => Standing::Gone,
         (Some(now), Some(ours)) if &now != ours => Standing::Replaced,
@@ -129,13 +134,16 @@ fn find_view(db: &dyn Sql, defaults: &(String, String), arg: &str) -> Result<Vie
     if !metadata_exists(db)? {
         return Err(Error::UnknownView(arg.to_string()));
     }
-    let rows = db.query_with(VIEW_FIND, &[&at.catalog, &at.schema, &at.name])?;
+    let rows = VIEW_FIND.rows(db, [&at.schema, &at.name])?;
     let Some(r) = rows.first() else {
         return Err(Error::UnknownView(arg.to_string()));
     };
-    let at = Qualified { catalog: r.text(1)?, schema: r.text(2)?, name: r.text(0)? };
+    let earlier_layout = r.text(1)? != home::HERE;
+    let at = Qualified { catalog: at.catalog, schema: r.text(2)?, name: r.text(0)? };
+    let data = if earlier_layout { at.sibling(r.text(4)?) } else { internal(&at.catalog, r.text(4)?) };
     Ok(ViewRecord {
-        data: at.sibling(r.text(4)?),
+        data,
+        earlier_layout,
         query: r.text(3)?,
         signature: r.text(5)?,
         marker: r.opt_text(6)?.map(str::to_string),
@@ -143,10 +151,40 @@ fn find_view(db: &dyn Sql, defaults: &(String, String), arg: &str) -> Result<Vie
     })
 }
 
+/// A table of the internal schema of the database `catalog`.
+fn internal(catalog: &str, name: String) -> Qualified {
+    Qualified { catalog: catalog.to_string(), schema: feeds::SCHEMA.into(), name }
+}
+
+/// The names a view's stored result may take in the internal schema, in order of preference:
+/// `data_<schema>_<view>`, then with a number appended (two views whose names join to the same
+/// text, such as `a_b.c` and `a.b_c`, get distinct tables).
+fn data_table_names(schema: &str, view: &str) -> impl Iterator<Item = String> {
+    let base = format!("data_{schema}_{view}");
+    std::iter::once(base.clone()).chain((2..).map(move |n| format!("{base}_{n}")))
+}
+
+/// The first of `data_table_names` that no table of the internal schema has yet.
+fn free_data_table(db: &dyn Sql, at: &Qualified) -> Result<Qualified> {
+    let cat = SqlCatalog::new(db);
+    for name in data_table_names(&at.schema, &at.name) {
+        let candidate = internal(&at.catalog, name);
+        let probe = TableName {
+            catalog: Some(candidate.catalog.clone()),
+            schema: Some(candidate.schema.clone()),
+            name: candidate.name.clone(),
+        };
+        if cat.find(&probe)?.is_none() {
+            return Ok(candidate);
+        }
+    }
+    Err(Error::Internal("no free name for a stored result".into()))
+}
+
 /// Parses and binds a view query against the current catalog; DuckDB's own binder then checks
 /// it and names and types its output columns.
 fn compile(db: &dyn Sql, query: &str) -> Result<(ViewQuery, Vec<OutputColumn>)> {
-    let json = db.scalar(PARSE_TREE, &[query])?.ok_or_else(|| Error::Parse("DuckDB returned no parse tree".into()))?;
+    let json = PARSE_TREE.scalar(db, [query])?.ok_or_else(|| Error::Parse("DuckDB returned no parse tree".into()))?;
     let select = parse_select(&json)?;
     let mut q = bind(select, &SqlCatalog::new(db))?;
     let outputs = describe(db, query)?;
@@ -157,19 +195,20 @@ fn compile(db: &dyn Sql, query: &str) -> Result<(ViewQuery, Vec<OutputColumn>)> 
 #[derive(Serialize)]
 struct SignatureLeaf<'a> {
     alias: &'a str,
-    table: &'a TableId,
+    table: TableId,
     columns: Vec<&'a ColumnDef>,
 }
 
-/// What a view depends on: each leaf's table and the names and types of the columns it reads.
-fn signature(q: &ViewQuery) -> String {
+/// What a view depends on: each leaf's table (named as the metadata stores it, see `home`;
+/// `main` is the database holding the metadata) and the names and types of the columns it reads.
+fn signature(q: &ViewQuery, main: &str) -> String {
     let leaves: Vec<SignatureLeaf> = q
         .leaves
         .iter()
         .zip(&q.used_columns)
         .map(|(l, used)| SignatureLeaf {
             alias: &l.alias,
-            table: &l.table,
+            table: home::stored_table(main, &l.table),
             columns: l.columns.iter().filter(|c| used.contains(&c.name)).collect(),
         })
         .collect();
@@ -196,9 +235,9 @@ pub struct HistoryRow<'a> {
 }
 
 fn record_history(db: &dyn Sql, h: &HistoryRow) -> Result<()> {
-    db.execute_with(
-        HISTORY_INSERT,
-        &[
+    HISTORY_INSERT.run(
+        db,
+        [
             &h.view.name,
             &h.view.schema,
             &h.before_us.to_string(),
@@ -230,7 +269,7 @@ pub fn create(db: &dyn Sql, cache: &mut Cache, name: &str, query: &str) -> Resul
         if at.name.to_ascii_lowercase().starts_with("openivm_") {
             return Err(Error::InvalidArgument(format!("names starting with openivm_ are reserved ('{}')", at.name)));
         }
-        if db.scalar(SCHEMA_EXISTS, &[&at.catalog, &at.schema])?.as_deref() == Some("0") {
+        if SCHEMA_EXISTS.scalar(db, [&at.catalog, &at.schema])?.as_deref() == Some("0") {
             return Err(Error::InvalidArgument(format!("schema '{}' does not exist", at.schema)));
         }
         let taken = SqlCatalog::new(db).find(&TableName {
@@ -241,7 +280,7 @@ pub fn create(db: &dyn Sql, cache: &mut Cache, name: &str, query: &str) -> Resul
         if taken.is_some() {
             return Err(Error::NameTaken(name.to_string()));
         }
-        if !db.query_with(VIEW_FIND, &[&at.catalog, &at.schema, &at.name])?.is_empty() {
+        if !VIEW_FIND.rows(db, [&at.schema, &at.name])?.is_empty() {
             return Err(Error::InvalidArgument(format!(
                 "a maintained view named '{}' is still registered although its DuckDB view was dropped; \
                  run openivm_drop('{}') first",
@@ -261,7 +300,7 @@ pub fn create(db: &dyn Sql, cache: &mut Cache, name: &str, query: &str) -> Resul
         // Attach to the tables' feeds first: a feed other views already read is brought up to
         // date (its batch logged for them), so that the fill below and the cursor agree.
         attach(db, &q, &at, &defaults.0)?;
-        let data = at.sibling(format!("openivm_data_{}", at.name));
+        let data = free_data_table(db, &at)?;
         db.execute(&render::create_table_as(&data, &render::aggregate_weighted(&q, &render::full_select(&q))))?;
         let data_columns = SqlCatalog::new(db).columns(&data.table_id())?;
         let sum_kinds: Vec<render::SumKind> = (0..q.aggregate_count())
@@ -275,14 +314,25 @@ pub fn create(db: &dyn Sql, cache: &mut Cache, name: &str, query: &str) -> Resul
             .collect();
         let view_sql = render::visible_view(&q, &data, &outputs, &sum_kinds);
         db.execute(&render::create_view(&at, &view_sql))?;
-        let token = db.scalar(NEW_TOKEN, &[])?.ok_or_else(|| Error::Internal("no token was made".into()))?;
+        let token = NEW_TOKEN.scalar(db, [])?.ok_or_else(|| Error::Internal("no token was made".into()))?;
         let marker = format!("maintained by openivm ({token})");
         db.execute(&render::comment_on_view(&at, &marker))?;
-        let leaves = serde_json::to_string(&q.leaves.iter().map(|l| (&l.alias, &l.table)).collect::<Vec<_>>())
-            .map_err(|e| Error::Internal(e.to_string()))?;
-        db.execute_with(
-            VIEW_INSERT,
-            &[&at.name, &at.catalog, &at.schema, query, &leaves, q.kind(), &data.name, &signature(&q), &marker],
+        let stored_leaves: Vec<(&String, TableId)> =
+            q.leaves.iter().map(|l| (&l.alias, home::stored_table(&at.catalog, &l.table))).collect();
+        let leaves = serde_json::to_string(&stored_leaves).map_err(|e| Error::Internal(e.to_string()))?;
+        VIEW_INSERT.run(
+            db,
+            [
+                &at.name,
+                home::HERE,
+                &at.schema,
+                query,
+                &leaves,
+                q.kind(),
+                &data.name,
+                &signature(&q, &at.catalog),
+                &marker,
+            ],
         )?;
         let rows = db.scalar_int(&render::count_rows(&at), &[])?;
         let total_ms = started.elapsed().as_secs_f64() * 1000.0;
@@ -313,7 +363,7 @@ fn attach(db: &dyn Sql, q: &ViewQuery, at: &Qualified, catalog: &str) -> Result<
         .iter()
         .map(|t| q.leaves.iter().find(|l| &l.table == t).map(|l| l.columns.clone()).unwrap_or_default())
         .collect();
-    let kinds = capture::declare::sources(db, &tables, &all_columns)?;
+    let kinds = capture::declare::sources(db, catalog, &tables, &all_columns)?;
     let sizes: Vec<i64> = cache::table_states(db, &tables)?.iter().map(|s| s.2).collect();
     for (k, t) in tables.iter().enumerate() {
         let columns = q.table_columns(t);
@@ -348,7 +398,8 @@ pub fn all_views(db: &dyn Sql) -> Result<Vec<String>> {
     if !metadata_exists(db)? {
         return Ok(vec![]);
     }
-    db.query(ALL_VIEWS)?
+    ALL_VIEWS
+        .rows(db, [])?
         .iter()
         .map(|r| Ok(format!("{}.{}", render::ident(&r.text(0)?), render::ident(&r.text(1)?))))
         .collect()
@@ -368,9 +419,22 @@ pub fn drop_view(db: &dyn Sql, cache: &mut Cache, name: &str) -> Result<String> 
         if crate::catalog::main_table_exists(db, "openivm_views")? {
             feeds::detach_view(db, &at.catalog, &at.schema, &at.name)?;
         }
-        db.execute_with(VIEW_DELETE, &[&at.catalog, &at.schema, &at.name])?;
+        VIEW_DELETE.run(db, [&at.schema, &at.name])?;
         Ok(at.clone())
     })?;
     cache.forget(&format!("{}.{}", dropped.schema.to_lowercase(), dropped.name.to_lowercase()));
     Ok(dropped.name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stored_results_are_named_after_schema_and_view() {
+        let names: Vec<String> = data_table_names("main", "v").take(3).collect();
+        assert_eq!(names, ["data_main_v", "data_main_v_2", "data_main_v_3"]);
+        // `a_b.c` and `a.b_c` start from the same name; the second view created takes the next
+        assert_eq!(data_table_names("a_b", "c").next(), data_table_names("a", "b_c").next());
+    }
 }

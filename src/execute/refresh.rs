@@ -19,10 +19,10 @@ use crate::capture::{self, feeds, feeds::Feed, DeltaStats, Fresh, SourceKind};
 use crate::db::Sql;
 use crate::error::{Error, Result};
 use crate::facts::{self, ProvenRelation};
-use crate::plan::{self, Term, TermCounts, TermStatus};
+use crate::plan::{self, DeltaShape, Term, TermCounts, TermStatus};
 use crate::render::{self, Qualified, Source};
 
-const VIEW_MARK_REFRESHED: &str = include_str!("../../sql/views/mark_refreshed.sql");
+use crate::sql::views::MARK_REFRESHED as VIEW_MARK_REFRESHED;
 
 /// Above this many run terms, a refresh evaluates them all in one combined join (see
 /// `render::combined_terms`) instead of one join per term.
@@ -227,15 +227,15 @@ fn second_transaction(db: &dyn Sql, go: Go, capture_started: Instant, round: &mu
     }
     let capture_ms = capture_started.elapsed().as_secs_f64() * 1000.0;
     let leaf_rows: Vec<u64> = c.leaf_table.iter().map(|&k| inputs[k].stats.rows).collect();
-    let insert_only: Vec<bool> = c.leaf_table.iter().map(|&k| inputs[k].stats.insert_only()).collect();
+    let shapes: Vec<DeltaShape> = c.leaf_table.iter().map(|&k| inputs[k].stats.shape()).collect();
     let (relations, fk_bits) = if pruning {
         let relations = facts::proven_relations(&c.q, &c.fks);
-        let bits = facts::fk_skip_bits(&relations, &insert_only);
+        let bits = facts::fk_skip_bits(&relations, &shapes);
         (relations, bits)
     } else {
         (vec![], 0)
     };
-    let plan = plan::plan_terms(c.q.leaves.len(), plan::empty_delta_bits(&leaf_rows), fk_bits);
+    let plan = plan::plan_terms(c.q.leaves.len(), plan::empty_delta_bits(&shapes), fk_bits);
     let run_masks: Vec<u32> = plan.iter().filter(|(_, s)| *s == TermStatus::Run).map(|(t, _)| t.mask).collect();
     let leaf_table_rows: Vec<u64> = c.leaf_table.iter().map(|&k| table_rows[k].max(0) as u64).collect();
     let stale = inputs.iter().any(|i| i.feed.cursor < 0);
@@ -339,7 +339,7 @@ impl Prepared {
                 let mut parts = Vec::new();
                 for i in plan::leaves_of(term.mask) {
                     for r in facts::reasons_for(&self.relations, i) {
-                        if !self.leaf_stats(i).insert_only() {
+                        if !self.leaf_stats(i).shape().insert_only() {
                             continue;
                         }
                         let child = &self.c.q.leaves[r.child_leaf].alias;
@@ -453,7 +453,7 @@ fn finish(db: &dyn Sql, cache: &mut Cache, mut p: Prepared, started: Instant) ->
         }
     }
     let apply_ms = apply_started.elapsed().as_secs_f64() * 1000.0;
-    db.execute_with(VIEW_MARK_REFRESHED, &[&at.catalog, &at.schema, &at.name])?;
+    VIEW_MARK_REFRESHED.run(db, [&at.schema, &at.name])?;
     let counts = match p.mode {
         Mode::Incremental => plan::count_terms(&p.plan),
         // A recompute runs no term; terms_total still counts the view's terms.

@@ -23,7 +23,7 @@ use crate::execute::Cache;
 use crate::shell::ffi::Connection;
 use crate::shell::gate::{with_lease, with_lease_deferred, Gate, Parked};
 
-const CONNECTION_COUNT: &str = include_str!("../../sql/shell/connection_count.sql");
+use crate::sql::shell::CONNECTION_COUNT;
 
 /// How often the watchdog looks for the database's other connections.
 const WATCH_INTERVAL: Duration = Duration::from_millis(100);
@@ -99,7 +99,8 @@ impl Instance {
         };
         let alone = lease.with_conn(|conn| {
             conn.map(|conn| {
-                conn.query(CONNECTION_COUNT)
+                CONNECTION_COUNT
+                    .rows(conn, [])
                     .ok()
                     .and_then(|rows| rows.first().and_then(|r| r.first().cloned().flatten()))
                     .and_then(|s| s.parse::<i64>().ok())

@@ -15,7 +15,7 @@ use crate::error::{Error, Result};
 use instance::Instance;
 
 /// The oldest C API whose function table the extension reads (DuckDB 1.2.0 and later).
-const MIN_C_API: &str = "v1.2.0";
+const MIN_C_API: &str = env!("OPENIVM_C_API_VERSION");
 
 unsafe fn load(info: sys::duckdb_extension_info, access: *const sys::duckdb_extension_access) -> Result<bool> {
     let have_api = sys::duckdb_rs_extension_api_init(info, access, MIN_C_API)

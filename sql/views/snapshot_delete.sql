@@ -1,1 +1,0 @@
-DELETE FROM openivm_snapshots WHERE view_catalog = ? AND view_schema = ? AND view_name = ?
