@@ -317,7 +317,7 @@ fn catch_up(db: &dyn Sql, feed: &mut Feed) -> Result<()> {
         &new,
         &capture_sql::rows_after(&feed.table, &feed.columns, &pos, feed.watermark.as_deref()),
     ))?;
-    let (stats, max) = DeltaStats::from_row(db.query(&capture_sql::fresh_stats(&new))?.first())?;
+    let (stats, max) = DeltaStats::from_row(db.query(&capture_sql::fresh_stats(&new, &feed.table))?.first())?;
     if stats.rows > 0 {
         let n = recorded::record(db, feed, &new, 1, None)?;
         feed.row_count += n;

@@ -67,6 +67,11 @@ impl Instance {
         with_lease_deferred(&self.gate, f)
     }
 
+    /// `with_connection` with this database's cache of compiled views.
+    pub fn with_session_now<T>(&self, f: impl FnOnce(&dyn Sql, &mut Cache) -> Result<T>) -> Result<T> {
+        self.with_connection(|db| f(db, &mut self.cache.lock().unwrap_or_else(|p| p.into_inner())))
+    }
+
     /// `with_connection_deferred` with this database's cache of compiled views.
     pub fn with_session_deferred<T>(
         &self,
