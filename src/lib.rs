@@ -9,6 +9,7 @@ pub mod ast;
 pub mod bind;
 pub mod capture;
 pub mod catalog;
+pub mod compile_only;
 pub mod db;
 pub mod error;
 pub mod execute;

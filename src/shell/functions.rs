@@ -7,7 +7,7 @@ use crate::error::{Error, Result};
 use crate::execute::{self, mode::Requested, refresh};
 use crate::shell::instance::Instance;
 use crate::shell::table_function::{Args, Call, ColumnType as T, Rows, Spec, Value};
-use crate::{lookup, rely, settings, write};
+use crate::{compile_only, lookup, rely, settings, write};
 
 fn create(inst: &Call, args: &Args) -> Result<Rows> {
     let (name, query) = (args.text(0, "view_name")?, args.text(1, "query")?);
@@ -194,6 +194,16 @@ fn update(inst: &Call, args: &Args) -> Result<Rows> {
     Ok(written_row(inst.with_session(|db, cache| write::update(db, cache, table, assignments, predicate))?))
 }
 
+fn compile_with_facts(inst: &Call, args: &Args) -> Result<Rows> {
+    let (name, facts) = (args.text(0, "view_name")?, args.text(1, "facts")?);
+    let dialect = args.named_text("dialect");
+    let program = inst.with_session(|db, cache| compile_only::compile(db, cache, name, facts, dialect))?;
+    Ok(program
+        .into_iter()
+        .map(|s| vec![Value::Int(s.order), Value::Text(s.kind.to_string()), Value::Text(s.sql)])
+        .collect())
+}
+
 // ---- Checks at bind (see `Spec::validate`): arguments that are wrong whatever the data. ----
 
 fn view_name(args: &Args) -> Result<&str> {
@@ -224,6 +234,13 @@ fn valid_new_view(_: &Instance, args: &Args) -> Result<()> {
         return Err(Error::NotOneSelect("the query is empty".into()));
     }
     Ok(())
+}
+
+/// The view exists, and the facts and the dialect are well-formed and name only its tables.
+fn valid_compile(inst: &Instance, args: &Args) -> Result<()> {
+    known_view(inst, args)?;
+    let (name, facts) = (args.text(0, "view_name")?, args.text(1, "facts")?);
+    inst.with_connection(|db| compile_only::validate(db, name, facts, args.named_text("dialect")))
 }
 
 fn valid_setting(_: &Instance, args: &Args) -> Result<()> {
@@ -364,6 +381,16 @@ pub static SPECS: &[Spec] = &[
         ],
         run: explain,
         validate: Some(known_view_and_mode),
+    },
+    Spec {
+        name: "openivm_compile_with_facts",
+        params: &["view_name", "facts"],
+        nullable: &[],
+        named_flags: &[],
+        named_text: &["dialect"],
+        columns: &[("stmt_order", T::Integer), ("stmt_kind", T::Varchar), ("sql", T::Varchar)],
+        run: compile_with_facts,
+        validate: Some(valid_compile),
     },
     Spec {
         name: "openivm_verify",
