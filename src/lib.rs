@@ -3,7 +3,7 @@
 //!
 //! The data path, one module per stage (see docs/architecture.md):
 //! `parse` -> `bind` -> `facts` -> `plan` -> `render` -> `execute`, with change capture in
-//! `capture` and the DuckDB-facing shell in `shell`.
+//! `capture`, writes that record their deltas in `write`, and the DuckDB-facing shell in `shell`.
 
 pub mod ast;
 pub mod bind;
@@ -29,3 +29,4 @@ pub mod settings;
 pub mod shell;
 pub mod sql;
 pub mod strategy;
+pub mod write;
