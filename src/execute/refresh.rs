@@ -494,7 +494,7 @@ impl Prepared {
     fn recompute(&self, db: &dyn Sql) -> Result<()> {
         let data = &self.c.view.data;
         db.execute(&render::delete_all(data))?;
-        db.execute(&render::insert_into(data, &render::aggregate_weighted(&self.c.q, &self.full_sql())))
+        db.execute(&render::insert_into(data, &render::aggregate_fill(&self.c.q, &self.full_sql())))
     }
 
     fn discard(&self, db: &dyn Sql) -> Result<()> {
