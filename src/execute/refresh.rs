@@ -172,7 +172,7 @@ fn first_transaction(db: &dyn Sql, cache: &mut Cache, name: &str, opts: &Options
             continue;
         };
         let declared = &c.sources[k];
-        if !matches!(feed.kind, SourceKind::AppendOnly(_)) || &feed.kind != declared {
+        if !capture::captured_first(&feed.kind) || &feed.kind != declared {
             inputs.push(None); // captured in the second transaction
             continue;
         }
@@ -196,7 +196,10 @@ fn first_transaction(db: &dyn Sql, cache: &mut Cache, name: &str, opts: &Options
     }
     let all_captured = inputs.iter().all(|i| i.is_some());
     let nothing = all_captured
-        && inputs.iter().flatten().all(|i| i.stats.rows == 0 && i.fresh.size_seen == i.feed.size_seen)
+        && inputs
+            .iter()
+            .flatten()
+            .all(|i| i.stats.rows == 0 && i.fresh.size_seen == i.feed.size_seen && !i.fresh.took_pending)
         && requested != Requested::Full;
     if nothing {
         return Ok(First::NothingToDo { c });
@@ -269,11 +272,22 @@ fn second_transaction(
         let columns = &c.read_columns[k];
         let name = capture::temp_name("delta", k);
         // A recompute decided before capture needs no batch of a table only this view reads.
-        let sole_append_only = matches!(feed.kind, SourceKind::AppendOnly(_)) && feed.consumers == 1;
+        // (Not with writes recorded through openivm waiting: those must be applied or dropped.)
+        let sole_append_only =
+            matches!(feed.kind, SourceKind::AppendOnly(_)) && feed.consumers == 1 && feed.pending_rows == 0;
         if full_first.is_some() && round.is_none() && sole_append_only && switch_to.is_none() && feed.cursor >= 0 {
             let fresh = capture::rebaseline(db, &feed, sizes[k])?;
             let stats = DeltaStats::default();
-            inputs.push(Input { feed, fresh, delta: None, stats, bounded: None, switch_to, round_owned: false, shared_delta: false });
+            inputs.push(Input {
+                feed,
+                fresh,
+                delta: None,
+                stats,
+                bounded: None,
+                switch_to,
+                round_owned: false,
+                shared_delta: false,
+            });
             continue;
         }
         if let Some(r) = round.as_deref_mut() {
@@ -513,9 +527,13 @@ impl Prepared {
 fn is_noop(p: &Prepared) -> bool {
     p.mode == Mode::Incremental
         && !p.inputs.is_empty()
-        && p.inputs
-            .iter()
-            .all(|i| i.stats.rows == 0 && i.feed.cursor >= i.feed.seq && i.switch_to.is_none() && !i.round_owned)
+        && p.inputs.iter().all(|i| {
+            i.stats.rows == 0
+                && i.feed.cursor >= i.feed.seq
+                && i.switch_to.is_none()
+                && !i.round_owned
+                && !i.fresh.took_pending
+        })
 }
 
 /// Applies a prepared refresh (terms or recompute), advances feeds and cursors, and records it.
