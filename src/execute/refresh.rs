@@ -312,26 +312,27 @@ fn second_transaction(
             }
         }
         let first_in_round = round.as_deref_mut().map(|r| r.captured.insert(feed.id));
-        let fresh = if first_in_round == Some(false) {
-            capture::unchanged(&feed)
-        } else {
-            // A round keeps its batches until its end: one name per feed.
-            let fresh_name =
-                if first_in_round.is_some() { format!("fresh_f{}", feed.id) } else { format!("fresh_{k}") };
-            match capture::capture(db, &feed, &fresh_name, sizes[k]) {
-                Ok(fresh) => fresh,
-                // A full refresh repairs a broken promise, and a revoked declaration is no
-                // promise any more: the feed restarts from the table as it is, this view is
-                // recomputed, and the feed's other views recompute at their next refresh.
-                Err(Error::BrokenPromise(why)) if requested == Requested::Full || switch_to.is_some() => {
-                    feeds::rebuild(db, &mut feed, &c.sources[k], &at.schema, &at.name)?;
-                    rebuilt.push(why);
-                    switch_to = None;
-                    capture::unchanged(&feed)
+        let fresh =
+            if first_in_round == Some(false) || (switch_to.is_none() && capture::surely_unchanged(&feed, sizes[k])) {
+                capture::unchanged(&feed)
+            } else {
+                // A round keeps its batches until its end: one name per feed.
+                let fresh_name =
+                    if first_in_round.is_some() { format!("fresh_f{}", feed.id) } else { format!("fresh_{k}") };
+                match capture::capture(db, &feed, &fresh_name, sizes[k]) {
+                    Ok(fresh) => fresh,
+                    // A full refresh repairs a broken promise, and a revoked declaration is no
+                    // promise any more: the feed restarts from the table as it is, this view is
+                    // recomputed, and the feed's other views recompute at their next refresh.
+                    Err(Error::BrokenPromise(why)) if requested == Requested::Full || switch_to.is_some() => {
+                        feeds::rebuild(db, &mut feed, &c.sources[k], &at.schema, &at.name)?;
+                        rebuilt.push(why);
+                        switch_to = None;
+                        capture::unchanged(&feed)
+                    }
+                    Err(e) => return Err(e),
                 }
-                Err(e) => return Err(e),
-            }
-        };
+            };
         let (delta, stats) = feeds::view_delta(db, &feed, &fresh, columns, &name)?;
         let round_owned = first_in_round == Some(true) && fresh.delta.is_some();
         inputs.push(Input { feed, fresh, delta, stats, bounded: None, switch_to, round_owned, shared_delta: false });
