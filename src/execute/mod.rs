@@ -3,6 +3,7 @@
 //! recompute, advance the cursors), explain (the same plan, not applied), drop.
 
 pub mod cache;
+pub mod database;
 pub mod mode;
 pub mod refresh;
 pub mod verify;
@@ -24,6 +25,7 @@ use crate::render::{self, OutputColumn, Qualified};
 use crate::settings;
 
 pub use cache::Cache;
+pub use database::Session;
 
 use crate::sql::capture::HISTORY_INSERT;
 use crate::sql::catalog::PARSE_TREE;
