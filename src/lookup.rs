@@ -5,19 +5,22 @@
 use crate::catalog::{main_table_exists, table_name, SqlCatalog};
 use crate::db::Sql;
 use crate::error::{Error, Result};
+use crate::execute::cache::Cache;
 
 use crate::sql::views::FIND as VIEW_FIND;
 
 /// Whether `arg` names a maintained view, resolved as the executor resolves it: in the database
-/// openivm was loaded into, in the given or the default schema. A name of another database is an
-/// error, as it is for every openivm function.
-pub fn view_exists(db: &dyn Sql, arg: &str) -> Result<bool> {
+/// the call works in (see `execute::database`), in the given or the default schema.
+pub fn view_exists(db: &dyn Sql, cache: &mut Cache, arg: &str) -> Result<bool> {
+    if cache.knows(db, arg)? {
+        return Ok(true);
+    }
     let name = table_name(arg)?;
     let (default_catalog, default_schema) = SqlCatalog::new(db).defaults()?;
     if let Some(c) = &name.catalog {
         if !c.eq_ignore_ascii_case(&default_catalog) {
             return Err(Error::InvalidArgument(format!(
-                "views are kept in the database openivm was loaded into ('{default_catalog}'); '{arg}' names another database"
+                "'{arg}' names another database than the one this call works in ('{default_catalog}')"
             )));
         }
     }

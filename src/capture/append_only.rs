@@ -10,7 +10,7 @@
 
 use super::feeds::Feed;
 use super::{temp_name, DeltaStats, Fresh};
-use crate::db::Sql;
+use crate::db::{Cells, Sql};
 use crate::error::{Error, Result};
 use crate::rely::qualified;
 use crate::render::capture::{self as sql, Position};
@@ -32,11 +32,13 @@ pub fn capture(db: &dyn Sql, feed: &Feed, pos: &Position, name: &str, size_now: 
         &fresh,
         &sql::rows_after(&feed.table, &feed.columns, pos, feed.watermark.as_deref()),
     ))?;
-    let (stats, max_position) = DeltaStats::from_row(db.query(&sql::fresh_stats(&fresh))?.first())?;
+    // The batch's size and last position, and the table's row count, in one statement.
+    let row = db.query(&sql::fresh_stats(&fresh, &feed.table))?;
+    let (stats, max_position) = DeltaStats::from_row(row.first())?;
+    let count = row.first().map(|r| r.int(3)).transpose()?.unwrap_or(0);
     if stats.rows == 0 {
         db.execute(&render::drop_table(&fresh))?;
     }
-    let count = db.scalar_int(&sql::count_all(&feed.table), &[])?;
     let expected = feed.row_count + stats.rows as i64;
     if count != expected {
         let _ = db.execute(&render::drop_table(&fresh));

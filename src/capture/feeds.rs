@@ -289,8 +289,21 @@ pub fn view_delta(
     if let Some(d) = &fresh.delta {
         parts.push(sql::delta_of(d, columns));
     }
+    // The union of the parts on the view's columns is the delta already when no part deleted
+    // anything (insert-only batches need no netting: equal rows just add up), the common case
+    // of append-only tables; otherwise it is netted, so an insert and a delete of one row cancel.
+    db.execute(&render::create_temp_table_as(name, &sql::union_of(&parts)))?;
+    let (raw, _) = DeltaStats::from_row(db.query(&sql::delta_stats(name))?.first())?;
+    if raw.deletes == 0 {
+        if raw.rows == 0 {
+            db.execute(&render::drop_table(name))?;
+            return Ok((None, raw));
+        }
+        return Ok((Some(name.clone()), raw));
+    }
     let net = Qualified::temp(format!("{}_net", name.name));
-    db.execute(&render::create_temp_table_as(&net, &sql::net_of_parts(&parts, columns)))?;
+    db.execute(&render::create_temp_table_as(&net, &sql::net_of_parts(&[sql::delta_of(name, columns)], columns)))?;
+    db.execute(&render::drop_table(name))?;
     let (stats, _) = DeltaStats::from_row(db.query(&sql::net_stats(&net))?.first())?;
     if stats.rows == 0 {
         db.execute(&render::drop_table(&net))?;
@@ -305,7 +318,8 @@ pub fn view_delta(
 /// reading view's cursor to the feed's newest batch. Runs in the refresh's transaction.
 pub fn commit(db: &dyn Sql, feed: &mut Feed, fresh: &Fresh, schema: &str, view: &str, attached: bool) -> Result<()> {
     let others = feed.consumers - i64::from(attached);
-    if fresh.stats.rows > 0 || fresh.watermark != feed.watermark || fresh.size_seen != feed.size_seen {
+    let changed = fresh.stats.rows > 0 || fresh.watermark != feed.watermark || fresh.size_seen != feed.size_seen;
+    if changed {
         if let Some(d) = fresh.delta.as_ref().filter(|_| fresh.stats.rows > 0) {
             feed.seq += 1;
             if others > 0 {
@@ -319,7 +333,6 @@ pub fn commit(db: &dyn Sql, feed: &mut Feed, fresh: &Fresh, schema: &str, view: 
         feed.watermark = fresh.watermark.clone();
         feed.row_count = fresh.row_count;
         feed.size_seen = fresh.size_seen;
-        feed.save(db)?;
     }
     let seq = feed.seq.to_string();
     if attached {
@@ -331,28 +344,32 @@ pub fn commit(db: &dyn Sql, feed: &mut Feed, fresh: &Fresh, schema: &str, view: 
         feed.consumers += 1;
     }
     feed.cursor = feed.seq;
-    trim(db, feed)
+    // One write of the feed's row, after the log is trimmed.
+    if trim(db, feed)? || changed {
+        feed.save(db)?;
+    }
+    Ok(())
 }
 
 /// Drops logged batches that every view of the feed has applied.
-fn trim(db: &dyn Sql, feed: &mut Feed) -> Result<()> {
+/// Deletes the logged batches every view has seen; whether the log's row count changed (the
+/// caller saves the feed).
+fn trim(db: &dyn Sql, feed: &mut Feed) -> Result<bool> {
     if feed.log_rows == 0 {
-        return Ok(());
+        return Ok(false);
     }
     let r = FEED_MIN_CURSOR.rows(db, [&feed.id.to_string()])?;
     let min = match r.first() {
         Some(r) => r.int(0)?,
         None => -1,
     };
-    if min >= 0 {
-        db.execute(&sql::trim_log(&feed.log(), min))?;
-        let left = db.scalar_int(&render::count_rows(&feed.log()), &[])?;
-        if left != feed.log_rows {
-            feed.log_rows = left;
-            feed.save(db)?;
-        }
+    if min < 0 {
+        return Ok(false);
     }
-    Ok(())
+    // DELETE's result is the number of rows it deleted.
+    let deleted = db.scalar_int(&sql::trim_log(&feed.log(), min), &[])?;
+    feed.log_rows -= deleted;
+    Ok(deleted != 0)
 }
 
 /// Detaches a view from its feeds, and drops every feed no view reads any more.
@@ -365,8 +382,8 @@ pub fn detach_view(db: &dyn Sql, catalog: &str, schema: &str, view: &str) -> Res
             db.execute(&render::drop_table(&f.snapshot()))?;
             db.execute(&render::drop_table(&f.log()))?;
             FEED_DELETE.run(db, [&f.id.to_string()])?;
-        } else {
-            trim(db, &mut f)?;
+        } else if trim(db, &mut f)? {
+            f.save(db)?;
         }
     }
     Ok(())

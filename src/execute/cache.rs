@@ -11,6 +11,7 @@ use crate::error::{Error, Result};
 use crate::facts::ForeignKey;
 use crate::ir::{ColumnDef, TableId, ViewQuery};
 use crate::render::OutputColumn;
+use crate::render::Qualified;
 use crate::{fk_sources, settings};
 
 use super::mode::Mode;
@@ -84,8 +85,16 @@ impl Cache {
         self.settings = None;
     }
 
-    pub fn forget(&mut self, key: &str) {
-        self.views.remove(key);
+    pub fn forget(&mut self, at: &Qualified) {
+        self.views.remove(&key_of(at));
+    }
+
+    /// Whether `name` resolves to a view this instance has compiled, answered without a query
+    /// (a bind-time check: a view dropped since is still found by the refresh's revalidation,
+    /// and `openivm_drop` forgets it).
+    pub fn knows(&mut self, db: &dyn Sql, name: &str) -> Result<bool> {
+        let defaults = self.defaults(db)?;
+        Ok(self.views.contains_key(&key_of(&view_location(&defaults, name)?)))
     }
 
     pub fn defaults(&mut self, db: &dyn Sql) -> Result<(String, String)> {
@@ -111,7 +120,7 @@ impl Cache {
     pub fn compiled(&mut self, db: &dyn Sql, name: &str) -> Result<(String, Compiled, Vec<i64>)> {
         let defaults = self.defaults(db)?;
         let at = view_location(&defaults, name)?;
-        let key = format!("{}.{}", at.schema.to_lowercase(), at.name.to_lowercase());
+        let key = key_of(&at);
         if let Some(c) = self.views.get(&key) {
             let now = table_states(db, &c.tables).map_err(|e| restale(e, name))?;
             if now.iter().zip(&c.identity).all(|(n, (oid, sql))| &n.0 == oid && &n.1 == sql) {
@@ -213,6 +222,11 @@ fn check_stored_layout(db: &dyn Sql, q: &ViewQuery, view: &ViewRecord, name: &st
         });
     }
     Ok(())
+}
+
+/// The cache key of a view: its schema and name, case-folded as DuckDB resolves them.
+fn key_of(at: &Qualified) -> String {
+    format!("{}.{}", at.schema.to_lowercase(), at.name.to_lowercase())
 }
 
 fn restale(e: Error, name: &str) -> Error {

@@ -73,7 +73,7 @@ fn view_location(defaults: &(String, String), arg: &str) -> Result<Qualified> {
     if let Some(c) = &name.catalog {
         if !c.eq_ignore_ascii_case(default_catalog) {
             return Err(Error::InvalidArgument(format!(
-                "views are kept in the database openivm was loaded into ('{default_catalog}'); '{arg}' names another database"
+                "'{arg}' names another database than the one this call works in ('{default_catalog}')"
             )));
         }
     }
@@ -303,7 +303,9 @@ pub fn create(db: &dyn Sql, cache: &mut Cache, name: &str, query: &str) -> Resul
         // date (its batch logged for them), so that the fill below and the cursor agree.
         attach(db, &q, &at, &defaults.0)?;
         let data = free_data_table(db, &at)?;
-        db.execute(&render::create_table_as(&data, &render::aggregate_weighted(&q, &render::full_select(&q))))?;
+        let fill = render::aggregate_weighted(&q, &render::full_select(&q));
+        db.execute(&render::create_stored_table(&data, &describe(db, &fill)?))?;
+        db.execute(&render::insert_into(&data, &fill))?;
         let data_columns = SqlCatalog::new(db).columns(&data.table_id())?;
         let sum_kinds: Vec<render::SumKind> = (0..q.aggregate_count())
             .map(|j| {
@@ -424,7 +426,7 @@ pub fn drop_view(db: &dyn Sql, cache: &mut Cache, name: &str) -> Result<String> 
         VIEW_DELETE.run(db, [&at.schema, &at.name])?;
         Ok(at.clone())
     })?;
-    cache.forget(&format!("{}.{}", dropped.schema.to_lowercase(), dropped.name.to_lowercase()));
+    cache.forget(&dropped);
     Ok(dropped.name)
 }
 

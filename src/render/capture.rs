@@ -160,8 +160,12 @@ pub fn rows_after(base: &TableId, cols: &[ColumnDef], pos: &Position, watermark:
 }
 
 /// Rows, deletes (always 0) and the largest position of a fresh append-only capture.
-pub fn fresh_stats(fresh: &Qualified) -> String {
-    format!("SELECT count(*)::BIGINT, 0::BIGINT, max({POSITION})::VARCHAR FROM {}", fresh.sql())
+pub fn fresh_stats(fresh: &Qualified, base: &TableId) -> String {
+    format!(
+        "SELECT count(*)::BIGINT, 0::BIGINT, max({POSITION})::VARCHAR, ({})::BIGINT FROM {}",
+        count_all(base),
+        fresh.sql()
+    )
 }
 
 /// An append-only table as of a watermark (the state its captured delta leads to), for the

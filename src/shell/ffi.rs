@@ -15,6 +15,11 @@ use crate::error::{Error, Result};
 /// time; the shell serializes access with a lock (see `shell::instance`).
 pub struct Connection {
     raw: ffi::duckdb_connection,
+    /// Prepared statements of the fixed, parameterized SQL (sql/**/*.sql), by text: prepared
+    /// once per connection instead of once per use (parsing and planning are most of what a
+    /// small metadata statement costs). DuckDB rebinds a prepared statement by itself when the
+    /// catalog changed since it was prepared.
+    prepared: std::cell::RefCell<std::collections::HashMap<String, ffi::duckdb_prepared_statement>>,
 }
 
 // SAFETY: a duckdb_connection is not tied to the thread that made it; access is serialized by
@@ -32,11 +37,28 @@ impl Connection {
         if state != ffi::duckdb_state_DuckDBSuccess || raw.is_null() {
             return Err(Error::Internal("could not open a connection to the database".into()));
         }
-        Ok(Connection { raw })
+        Ok(Connection { raw, prepared: Default::default() })
     }
 
     pub fn raw(&self) -> ffi::duckdb_connection {
         self.raw
+    }
+
+    /// The prepared statement of `sql`, prepared on first use.
+    fn prepared_statement(&self, sql: &str, c_sql: &CString) -> Result<ffi::duckdb_prepared_statement> {
+        if let Some(&stmt) = self.prepared.borrow().get(sql) {
+            return Ok(stmt);
+        }
+        let mut stmt: ffi::duckdb_prepared_statement = ptr::null_mut();
+        unsafe {
+            if ffi::duckdb_prepare(self.raw, c_sql.as_ptr(), &mut stmt) != ffi::duckdb_state_DuckDBSuccess {
+                let message = text_or(ffi::duckdb_prepare_error(stmt), "could not prepare");
+                ffi::duckdb_destroy_prepare(&mut stmt);
+                return Err(Error::Sql { message, sql: sql.to_string() });
+            }
+        }
+        self.prepared.borrow_mut().insert(sql.to_string(), stmt);
+        Ok(stmt)
     }
 
     fn run(&self, sql: &str, params: &[&str]) -> Result<Vec<Row>> {
@@ -45,21 +67,15 @@ impl Connection {
         let state = if params.is_empty() {
             unsafe { ffi::duckdb_query(self.raw, c_sql.as_ptr(), &mut result) }
         } else {
-            let mut stmt: ffi::duckdb_prepared_statement = ptr::null_mut();
+            let stmt = self.prepared_statement(sql, &c_sql)?;
             unsafe {
-                if ffi::duckdb_prepare(self.raw, c_sql.as_ptr(), &mut stmt) != ffi::duckdb_state_DuckDBSuccess {
-                    let message = text_or(ffi::duckdb_prepare_error(stmt), "could not prepare");
-                    ffi::duckdb_destroy_prepare(&mut stmt);
-                    return Err(Error::Sql { message, sql: sql.to_string() });
-                }
+                ffi::duckdb_clear_bindings(stmt);
                 for (i, p) in params.iter().enumerate() {
                     let v =
                         CString::new(*p).map_err(|_| Error::InvalidArgument("a name contains a NUL byte".into()))?;
                     ffi::duckdb_bind_varchar(stmt, (i + 1) as u64, v.as_ptr());
                 }
-                let state = ffi::duckdb_execute_prepared(stmt, &mut result);
-                ffi::duckdb_destroy_prepare(&mut stmt);
-                state
+                ffi::duckdb_execute_prepared(stmt, &mut result)
             }
         };
         let outcome = if state == ffi::duckdb_state_DuckDBSuccess {
@@ -82,24 +98,36 @@ unsafe fn text_or(p: *const std::os::raw::c_char, fallback: &str) -> String {
     }
 }
 
-/// Set OPENIVM_TRACE=1 to print every statement the extension runs, with its time, to stderr.
-fn tracing() -> bool {
-    static TRACE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *TRACE.get_or_init(|| std::env::var_os("OPENIVM_TRACE").is_some())
+/// Set OPENIVM_TRACE=1 to print every statement the extension runs, with its time, to stderr
+/// (the first 160 characters; OPENIVM_TRACE=full prints whole statements).
+fn tracing() -> Option<usize> {
+    static TRACE: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
+    *TRACE.get_or_init(|| match std::env::var("OPENIVM_TRACE") {
+        Ok(v) if v == "full" => Some(usize::MAX),
+        Ok(_) => Some(160),
+        Err(_) => None,
+    })
+}
+
+/// With OPENIVM_TRACE set, prints how long one step of a call took (bind, work, commit).
+pub fn trace_step(what: &str, started: std::time::Instant) {
+    if tracing().is_some() {
+        eprintln!("openivm {:8.2} ms  [{what}]", started.elapsed().as_secs_f64() * 1000.0);
+    }
 }
 
 impl Sql for Connection {
     fn query_with(&self, sql: &str, params: &[&str]) -> Result<Vec<Row>> {
-        if !tracing() {
+        let Some(width) = tracing() else {
             return self.run(sql, params);
-        }
+        };
         let started = std::time::Instant::now();
         let outcome = self.run(sql, params);
         let line: String = sql.split_whitespace().collect::<Vec<_>>().join(" ");
         eprintln!(
             "openivm {:8.2} ms  {}",
             started.elapsed().as_secs_f64() * 1000.0,
-            line.chars().take(160).collect::<String>()
+            line.chars().take(width).collect::<String>()
         );
         outcome
     }
@@ -107,6 +135,9 @@ impl Sql for Connection {
 
 impl Drop for Connection {
     fn drop(&mut self) {
+        for (_, mut stmt) in self.prepared.borrow_mut().drain() {
+            unsafe { ffi::duckdb_destroy_prepare(&mut stmt) };
+        }
         unsafe { ffi::duckdb_disconnect(&mut self.raw) };
     }
 }

@@ -178,7 +178,9 @@ fn view_name(args: &Args) -> Result<&str> {
 /// The view named by the first argument must be a maintained view.
 fn known_view(inst: &Instance, args: &Args) -> Result<()> {
     let name = view_name(args)?;
-    if inst.with_session(|db, s| s.in_database(db, Some(name), |db, _, name| lookup::view_exists(db, name)))? {
+    if inst
+        .with_session(|db, s| s.in_database(db, Some(name), |db, cache, name| lookup::view_exists(db, cache, name)))?
+    {
         Ok(())
     } else {
         Err(Error::UnknownView(name.to_string()))

@@ -21,7 +21,7 @@ use libduckdb_sys as ffi;
 
 use crate::db::Sql;
 use crate::error::{Error, Result};
-use crate::shell::ffi::Connection;
+use crate::shell::ffi::{trace_step, Connection};
 use crate::shell::gate::Parked;
 use crate::shell::instance::Instance;
 
@@ -269,7 +269,9 @@ unsafe extern "C" fn bind(info: ffi::duckdb_bind_info) {
             }
         }
         if let Some(validate) = reg.spec.validate {
+            let started = std::time::Instant::now();
             validate(&reg.instance, &args)?;
+            trace_step("bind-time checks", started);
         }
         for (name, ty) in reg.spec.columns {
             let mut t = ffi::duckdb_create_logical_type(ty.type_id());
@@ -292,7 +294,9 @@ unsafe extern "C" fn init(info: ffi::duckdb_init_info) {
         let reg = &*(ffi::duckdb_init_get_extra_info(info) as *const Registered);
         let args = &*(ffi::duckdb_init_get_bind_data(info) as *const Args);
         let call = Call::new(&reg.instance);
+        let started = std::time::Instant::now();
         let rows = (reg.spec.run)(&call, args)?;
+        trace_step(reg.spec.name, started);
         let parked = Mutex::new(call.into_parked());
         let data = Box::into_raw(Box::new(InitData { rows, next: Mutex::new(0), parked }));
         ffi::duckdb_init_set_init_data(info, data as *mut c_void, Some(drop_box::<InitData>));
@@ -312,7 +316,9 @@ unsafe extern "C" fn produce(info: ffi::duckdb_function_info, output: ffi::duckd
         // DuckDB got here, so the statement was not interrupted during the work: commit it.
         let parked = data.parked.lock().map(|mut p| p.take()).unwrap_or_else(|p| p.into_inner().take());
         if let Some(p) = parked {
+            let started = std::time::Instant::now();
             p.commit()?;
+            trace_step("deferred commit", started);
         }
         let capacity = ffi::duckdb_vector_size() as usize;
         let end = (*next + capacity).min(data.rows.len());
