@@ -59,14 +59,14 @@ impl Session {
             _ => name,
         };
         if away {
-            db.execute(&render::use_database(&target))?;
+            db.use_database(&target)?;
             self.switched = true;
         }
         let out = f(db, self.caches.entry(target.to_lowercase()).or_default(), &name);
         if !away {
             return out;
         }
-        let back = db.execute(&render::use_database(&home));
+        let back = db.use_database(&home);
         if back.is_ok() {
             self.switched = false;
         }
@@ -77,7 +77,7 @@ impl Session {
     fn home(&mut self, db: &dyn Sql) -> Result<String> {
         if let Some(h) = &self.home {
             if self.switched {
-                db.execute(&render::use_database(h))?;
+                db.use_database(h)?;
                 self.switched = false;
             }
             return Ok(h.clone());
