@@ -142,6 +142,17 @@ pub fn of_view(db: &dyn Sql, catalog: &str, schema: &str, view: &str) -> Result<
     Ok(out)
 }
 
+/// The feed with this id, as stored now.
+fn by_id(db: &dyn Sql, catalog: &str, id: i64) -> Result<Option<Feed>> {
+    for r in FEEDS_OF_VIEW.rows(db, [])? {
+        let f = Feed::from_row(catalog, &r)?;
+        if f.id == id {
+            return Ok(Some(f));
+        }
+    }
+    Ok(None)
+}
+
 /// The feed of `table`, created (with its first state taken now, tracking `columns`) if no view
 /// reads the table yet. The columns must be in table order. An existing feed may track other
 /// columns: see `widen`.
@@ -279,7 +290,10 @@ pub fn view_delta(
     name: &Qualified,
 ) -> Result<(Option<Qualified>, DeltaStats)> {
     let at_head = feed.cursor >= feed.seq || feed.cursor < 0;
-    if at_head && (feed.columns == columns || fresh.stats.rows == 0) {
+    // At the feed's head the fresh batch is the delta: as it is when the view reads all of its
+    // columns, and also when it deleted nothing (an insert-only batch needs no netting on the
+    // view's columns; the terms read the columns they need by name).
+    if at_head && (feed.columns == columns || fresh.stats.rows == 0 || fresh.stats.deletes == 0) {
         return Ok((fresh.delta.clone(), fresh.stats.clone()));
     }
     let mut parts = Vec::new();
@@ -316,8 +330,20 @@ pub fn view_delta(
 
 /// Records a fresh batch in the feed (logging it for the feed's other views) and moves the
 /// reading view's cursor to the feed's newest batch. Runs in the refresh's transaction.
-pub fn commit(db: &dyn Sql, feed: &mut Feed, fresh: &Fresh, schema: &str, view: &str, attached: bool) -> Result<()> {
-    let others = feed.consumers - i64::from(attached);
+/// Records a fresh batch in its feed and moves the view's cursor to it. The batch is appended to
+/// the log when other views of the feed still need it, unless `log` is false (a round of
+/// refreshes hands it to them directly, and logs it at its end for those that did not take it:
+/// `log_for_laggards`).
+pub fn commit(
+    db: &dyn Sql,
+    feed: &mut Feed,
+    fresh: &Fresh,
+    schema: &str,
+    view: &str,
+    attached: bool,
+    log: bool,
+) -> Result<()> {
+    let others = if log { feed.consumers - i64::from(attached) } else { 0 };
     let changed = fresh.stats.rows > 0 || fresh.watermark != feed.watermark || fresh.size_seen != feed.size_seen;
     if changed {
         if let Some(d) = fresh.delta.as_ref().filter(|_| fresh.stats.rows > 0) {
@@ -352,6 +378,28 @@ pub fn commit(db: &dyn Sql, feed: &mut Feed, fresh: &Fresh, schema: &str, view: 
 }
 
 /// Drops logged batches that every view of the feed has applied.
+/// Appends batch `seq` of feed `id` (committed without logging by a round of refreshes) to the
+/// log if some view of the feed has not applied it.
+pub fn log_for_laggards(db: &dyn Sql, catalog: &str, id: i64, fresh: &Fresh, seq: i64) -> Result<()> {
+    let Some(delta) = &fresh.delta else {
+        return Ok(());
+    };
+    let r = FEED_MIN_CURSOR.rows(db, [&id.to_string()])?;
+    let oldest = match r.first() {
+        Some(r) => r.int(0)?,
+        None => -1,
+    };
+    if oldest < 0 || oldest >= seq {
+        return Ok(());
+    }
+    let Some(mut feed) = by_id(db, catalog, id)? else {
+        return Ok(());
+    };
+    db.execute(&sql::append_log(&feed.log(), delta, &feed.columns, seq))?;
+    feed.log_rows += fresh.stats.rows as i64;
+    feed.save(db)
+}
+
 /// Deletes the logged batches every view has seen; whether the log's row count changed (the
 /// caller saves the feed).
 fn trim(db: &dyn Sql, feed: &mut Feed) -> Result<bool> {

@@ -9,7 +9,7 @@
 //! between are left to the next refresh. If the second fails, nothing moved: the next refresh
 //! captures the same rows again. A refresh that finds nothing to do writes nothing.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::time::Instant;
 
 use super::cache::{Cache, Compiled};
@@ -45,6 +45,36 @@ struct Input {
     bounded: Option<String>,
     /// The source the table declares now, when the feed must switch to it after this batch.
     switch_to: Option<SourceKind>,
+    /// In a round: the fresh batch is this view's to commit, but not to log (the round's later
+    /// views read it directly) nor to drop (the round does at its end).
+    round_owned: bool,
+    /// The delta is a round's batch, which the round drops.
+    shared_delta: bool,
+}
+
+/// A refresh of several views in one transaction (`openivm_refresh_all`). The first view over a
+/// feed captures it; the later ones read that batch straight from its temp table instead of a
+/// round trip through the change log. At the end, a batch is logged only for views of the feed
+/// that did not reach it (none, when every view was refreshed), and the temp tables are dropped.
+#[derive(Default)]
+pub struct Round {
+    captured: HashSet<i64>,
+    /// Feed id -> the batch committed by the round (non-empty, not logged), its sequence number
+    /// and the feed's catalog.
+    batches: HashMap<i64, (Fresh, i64, String)>,
+}
+
+impl Round {
+    /// Logs each batch for the views that have not applied it, then drops the round's tables.
+    fn close(self, db: &dyn Sql) -> Result<()> {
+        for (id, (fresh, seq, catalog)) in &self.batches {
+            feeds::log_for_laggards(db, catalog, *id, fresh, *seq)?;
+        }
+        for (fresh, _, _) in self.batches.values() {
+            capture::discard(db, fresh)?;
+        }
+        Ok(())
+    }
 }
 
 /// Everything a refresh or an explain decides before it writes.
@@ -133,7 +163,16 @@ fn first_transaction(db: &dyn Sql, cache: &mut Cache, name: &str, opts: &Options
         };
         let (delta, stats) = feeds::view_delta(db, &feed, &fresh, &c.read_columns[k], &capture::temp_name("delta", k))?;
         let bounded = capture::bounded_state(&feed, &fresh);
-        inputs.push(Some(Input { feed, fresh, delta, stats, bounded, switch_to: None }));
+        inputs.push(Some(Input {
+            feed,
+            fresh,
+            delta,
+            stats,
+            bounded,
+            switch_to: None,
+            round_owned: false,
+            shared_delta: false,
+        }));
     }
     let all_captured = inputs.iter().all(|i| i.is_some());
     let nothing = all_captured
@@ -145,7 +184,12 @@ fn first_transaction(db: &dyn Sql, cache: &mut Cache, name: &str, opts: &Options
     Ok(First::Go(Go { key, c, sizes, inputs, requested, pruning, feeds: Some(feeds) }))
 }
 
-fn second_transaction(db: &dyn Sql, go: Go, capture_started: Instant, round: &mut HashSet<i64>) -> Result<Prepared> {
+fn second_transaction(
+    db: &dyn Sql,
+    go: Go,
+    capture_started: Instant,
+    mut round: Option<&mut Round>,
+) -> Result<Prepared> {
     let Go { key, c, sizes, inputs: mut captured, requested, pruning, feeds: known_feeds } = go;
     let t2_started = Instant::now();
     let at = c.view.at.clone();
@@ -199,13 +243,40 @@ fn second_transaction(db: &dyn Sql, go: Go, capture_started: Instant, round: &mu
             return Err(Error::Internal("a feed disappeared during a refresh".into()));
         };
         // In a refresh of several views, a feed is captured once; the views after the first
-        // read its batch from the log.
+        // read its batch from the round (or, when it was empty, find nothing new).
         let mut feed = feed;
         let mut switch_to = (feed.kind != c.sources[k]).then(|| c.sources[k].clone());
-        let fresh = if !round.insert(feed.id) {
+        let columns = &c.read_columns[k];
+        let name = capture::temp_name("delta", k);
+        if let Some(r) = round.as_deref_mut() {
+            if let Some((batch, seq, _)) = r.batches.get(&feed.id) {
+                // The feed's log ends before the round's batch: read it as of the batch before.
+                let mut as_of = feed.clone();
+                as_of.seq = seq - 1;
+                let (delta, stats) = feeds::view_delta(db, &as_of, batch, columns, &name)?;
+                let shared_delta = delta.is_some() && delta == batch.delta;
+                let fresh = capture::unchanged(&feed);
+                inputs.push(Input {
+                    feed,
+                    fresh,
+                    delta,
+                    stats,
+                    bounded: None,
+                    switch_to,
+                    round_owned: false,
+                    shared_delta,
+                });
+                continue;
+            }
+        }
+        let first_in_round = round.as_deref_mut().map(|r| r.captured.insert(feed.id));
+        let fresh = if first_in_round == Some(false) {
             capture::unchanged(&feed)
         } else {
-            match capture::capture(db, &feed, &format!("fresh_{k}"), sizes[k]) {
+            // A round keeps its batches until its end: one name per feed.
+            let fresh_name =
+                if first_in_round.is_some() { format!("fresh_f{}", feed.id) } else { format!("fresh_{k}") };
+            match capture::capture(db, &feed, &fresh_name, sizes[k]) {
                 Ok(fresh) => fresh,
                 // A full refresh repairs a broken promise, and a revoked declaration is no
                 // promise any more: the feed restarts from the table as it is, this view is
@@ -219,8 +290,9 @@ fn second_transaction(db: &dyn Sql, go: Go, capture_started: Instant, round: &mu
                 Err(e) => return Err(e),
             }
         };
-        let (delta, stats) = feeds::view_delta(db, &feed, &fresh, &c.read_columns[k], &capture::temp_name("delta", k))?;
-        inputs.push(Input { feed, fresh, delta, stats, bounded: None, switch_to });
+        let (delta, stats) = feeds::view_delta(db, &feed, &fresh, columns, &name)?;
+        let round_owned = first_in_round == Some(true) && fresh.delta.is_some();
+        inputs.push(Input { feed, fresh, delta, stats, bounded: None, switch_to, round_owned, shared_delta: false });
     }
     let capture_ms = capture_started.elapsed().as_secs_f64() * 1000.0;
     let leaf_rows: Vec<u64> = c.leaf_table.iter().map(|&k| inputs[k].stats.rows).collect();
@@ -272,7 +344,7 @@ fn discard_temp_tables(db: &dyn Sql, tables: &[(Fresh, Option<Qualified>)]) {
 
 fn drop_delta(db: &dyn Sql, i: &Input) -> Result<()> {
     if let Some(d) = &i.delta {
-        if Some(d) != i.fresh.delta.as_ref() {
+        if Some(d) != i.fresh.delta.as_ref() && !i.shared_delta {
             db.execute(&render::drop_table(d))?;
         }
     }
@@ -398,7 +470,9 @@ impl Prepared {
     fn discard(&self, db: &dyn Sql) -> Result<()> {
         for i in &self.inputs {
             drop_delta(db, i)?;
-            capture::discard(db, &i.fresh)?;
+            if !i.round_owned {
+                capture::discard(db, &i.fresh)?;
+            }
         }
         Ok(())
     }
@@ -409,12 +483,20 @@ impl Prepared {
 fn is_noop(p: &Prepared) -> bool {
     p.mode == Mode::Incremental
         && !p.inputs.is_empty()
-        && p.inputs.iter().all(|i| i.stats.rows == 0 && i.feed.cursor >= i.feed.seq && i.switch_to.is_none())
+        && p.inputs
+            .iter()
+            .all(|i| i.stats.rows == 0 && i.feed.cursor >= i.feed.seq && i.switch_to.is_none() && !i.round_owned)
 }
 
 /// Applies a prepared refresh (terms or recompute), advances feeds and cursors, and records it.
 /// Runs in the refresh's (last) transaction.
-fn finish(db: &dyn Sql, cache: &mut Cache, mut p: Prepared, started: Instant) -> Result<(Prepared, TermCounts, f64)> {
+fn finish(
+    db: &dyn Sql,
+    cache: &mut Cache,
+    mut p: Prepared,
+    started: Instant,
+    round: Option<&mut Round>,
+) -> Result<(Prepared, TermCounts, f64)> {
     if is_noop(&p) {
         p.discard(db)?;
         let counts = plan::count_terms(&p.plan);
@@ -441,8 +523,14 @@ fn finish(db: &dyn Sql, cache: &mut Cache, mut p: Prepared, started: Instant) ->
     } else if p.reattach {
         super::attach(db, &p.c.q, &at, &at.catalog)?;
     }
+    let mut round = round;
     for i in p.inputs.iter_mut() {
-        feeds::commit(db, &mut i.feed, &i.fresh, &at.schema, &at.name, true)?;
+        feeds::commit(db, &mut i.feed, &i.fresh, &at.schema, &at.name, true, !i.round_owned)?;
+        if i.round_owned {
+            if let Some(r) = round.as_deref_mut() {
+                r.batches.insert(i.feed.id, (i.fresh.clone(), i.feed.seq, i.feed.catalog.clone()));
+            }
+        }
         if let Some(kind) = &i.switch_to {
             feeds::switch_source(db, &mut i.feed, kind)?;
         }
@@ -489,7 +577,7 @@ pub fn refresh_all(db: &dyn Sql, cache: &mut Cache, opts: Options) -> Result<Vec
     let views = super::all_views(db)?;
     let mut done = Vec::new();
     in_transaction(db, || {
-        let mut round = HashSet::new();
+        let mut round = Round::default();
         for name in &views {
             let started = Instant::now();
             let (key, c, sizes) = cache.compiled(db, name)?;
@@ -498,11 +586,11 @@ pub fn refresh_all(db: &dyn Sql, cache: &mut Cache, opts: Options) -> Result<Vec
             let pruning = opts.fk_pruning.unwrap_or(settings.fk_pruning);
             let inputs = (0..c.tables.len()).map(|_| None).collect();
             let go = Go { key, c, sizes, inputs, requested, pruning, feeds: None };
-            let p = second_transaction(db, go, started, &mut round)?;
-            let (p, counts, total_ms) = finish(db, cache, p, started)?;
+            let p = second_transaction(db, go, started, Some(&mut round))?;
+            let (p, counts, total_ms) = finish(db, cache, p, started, Some(&mut round))?;
             done.push((p.key.clone(), p.mode, total_ms, report(&p, counts, started)));
         }
-        Ok(())
+        round.close(db)
     })?;
     Ok(done
         .into_iter()
@@ -543,8 +631,8 @@ pub fn refresh(db: &dyn Sql, cache: &mut Cache, name: &str, opts: Options) -> Re
     };
     let first_inputs = go.temp_tables();
     let outcome = in_transaction(db, || {
-        let p = second_transaction(db, go, started, &mut HashSet::new())?;
-        finish(db, cache, p, started)
+        let p = second_transaction(db, go, started, None)?;
+        finish(db, cache, p, started, None)
     });
     let (p, counts, total_ms) = match outcome {
         Ok(v) => v,
@@ -598,7 +686,7 @@ pub fn explain(db: &dyn Sql, cache: &mut Cache, name: &str, opts: Options) -> Re
     };
     let first_inputs = go.temp_tables();
     db.execute("BEGIN TRANSACTION")?;
-    let prepared = second_transaction(db, go, started, &mut HashSet::new());
+    let prepared = second_transaction(db, go, started, None);
     let outcome = prepared.map(|p| {
         if p.plan.is_empty() {
             // Recomputed without capturing (a view that does not track its tables): one row.
