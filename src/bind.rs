@@ -28,6 +28,9 @@ pub struct ResolvedTable {
 pub struct FunctionInfo {
     pub aggregate: bool,
     pub deterministic: bool,
+    /// Every overload is one of DuckDB's own (not a macro or function a user created, which
+    /// may be replaced): what is known about it holds for the database's lifetime.
+    pub builtin: bool,
 }
 
 /// What the binder needs to know about the database.
@@ -523,9 +526,9 @@ pub mod tests {
         }
         fn function(&self, name: &str) -> Result<Option<FunctionInfo>> {
             Ok(match name {
-                "upper" | "lower" => Some(FunctionInfo { aggregate: false, deterministic: true }),
-                "random" => Some(FunctionInfo { aggregate: false, deterministic: false }),
-                "min" | "max" => Some(FunctionInfo { aggregate: true, deterministic: true }),
+                "upper" | "lower" => Some(FunctionInfo { aggregate: false, deterministic: true, builtin: true }),
+                "random" => Some(FunctionInfo { aggregate: false, deterministic: false, builtin: true }),
+                "min" | "max" => Some(FunctionInfo { aggregate: true, deterministic: true, builtin: true }),
                 _ => None,
             })
         }

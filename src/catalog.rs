@@ -209,6 +209,7 @@ impl Catalog for SqlCatalog<'_> {
         Ok(Some(FunctionInfo {
             aggregate: r.opt_text(1)? == Some("true"),
             deterministic: r.opt_text(2)? != Some("false"),
+            builtin: r.opt_text(3)? == Some("true"),
         }))
     }
 

@@ -19,6 +19,8 @@ pub enum FactSource {
     Catalog,
     /// A trusted RELY foreign key declared with openivm_declare_rely_fk.
     Rely,
+    /// A foreign key the caller of openivm_compile_with_facts vouches for.
+    Facts,
 }
 
 impl FactSource {
@@ -26,6 +28,7 @@ impl FactSource {
         match self {
             FactSource::Catalog => "catalog",
             FactSource::Rely => "rely",
+            FactSource::Facts => "facts",
         }
     }
 }

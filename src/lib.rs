@@ -3,12 +3,13 @@
 //!
 //! The data path, one module per stage (see docs/architecture.md):
 //! `parse` -> `bind` -> `facts` -> `plan` -> `render` -> `execute`, with change capture in
-//! `capture` and the DuckDB-facing shell in `shell`.
+//! `capture`, writes that record their deltas in `write`, and the DuckDB-facing shell in `shell`.
 
 pub mod ast;
 pub mod bind;
 pub mod capture;
 pub mod catalog;
+pub mod compile_only;
 pub mod db;
 pub mod error;
 pub mod execute;
@@ -27,3 +28,4 @@ pub mod session;
 pub mod settings;
 pub mod shell;
 pub mod sql;
+pub mod write;

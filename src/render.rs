@@ -6,10 +6,15 @@ use crate::ir::{stored, AggFunc, ColumnDef, Leaf, Shape, SumInput, TableId, View
 use crate::plan::{Mask, Term};
 
 pub mod capture;
+pub mod compile;
+pub mod dialect;
+pub mod write;
 
-/// A quoted identifier.
+pub use dialect::Dialect;
+
+/// A quoted identifier (DuckDB's quoting).
 pub fn ident(s: &str) -> String {
-    format!("\"{}\"", s.replace('"', "\"\""))
+    Dialect::DuckDb.ident(s)
 }
 
 /// Makes `catalog` the connection's default database.
@@ -36,7 +41,10 @@ pub struct Qualified {
 
 impl Qualified {
     pub fn sql(&self) -> String {
-        format!("{}.{}.{}", ident(&self.catalog), ident(&self.schema), ident(&self.name))
+        self.sql_in(Dialect::DuckDb)
+    }
+    pub fn sql_in(&self, d: Dialect) -> String {
+        format!("{}.{}.{}", d.ident(&self.catalog), d.ident(&self.schema), d.ident(&self.name))
     }
     /// `"schema"."name"`: how a view's body names a table of its own database, so that the view
     /// keeps working when the database is renamed, copied or attached under another name
@@ -116,12 +124,17 @@ fn compare_op(op: CompareOp) -> &'static str {
 
 /// Renders an expression; bound columns use the alias of their leaf.
 pub fn expr(e: &Expr, aliases: &[String]) -> String {
-    let r = |x: &Expr| expr(x, aliases);
+    expr_in(Dialect::DuckDb, e, aliases)
+}
+
+/// `expr` in dialect `d` (its quoting; function names stay DuckDB's).
+pub fn expr_in(d: Dialect, e: &Expr, aliases: &[String]) -> String {
+    let r = |x: &Expr| expr_in(d, x, aliases);
     match e {
-        Expr::Column(parts) => list(parts, ".", |p| ident(p)),
-        Expr::Bound { leaf, column } => format!("{}.{}", ident(&aliases[*leaf]), ident(column)),
+        Expr::Column(parts) => list(parts, ".", |p| d.ident(p)),
+        Expr::Bound { leaf, column } => format!("{}.{}", d.ident(&aliases[*leaf]), d.ident(column)),
         Expr::Star { relation: None } => "*".into(),
-        Expr::Star { relation: Some(r) } => format!("{}.*", ident(r)),
+        Expr::Star { relation: Some(r) } => format!("{}.*", d.ident(r)),
         Expr::Constant(c) => constant(c),
         Expr::Function { name, args, is_operator: true } => {
             let keyword = match name.as_str() {
@@ -136,12 +149,12 @@ pub fn expr(e: &Expr, aliases: &[String]) -> String {
                 ([a], _) => format!("({} {})", name, r(a)),
                 ([a, b], Some(k)) => format!("({} {} {})", r(a), k, r(b)),
                 ([a, b], None) => format!("({} {} {})", r(a), name, r(b)),
-                _ => format!("{}({})", ident(name), list(args, ", ", r)),
+                _ => format!("{}({})", d.ident(name), list(args, ", ", r)),
             }
         }
         Expr::Function { name, args, .. } if name == "count_star" && args.is_empty() => "count(*)".into(),
         Expr::Function { name, args, .. } => {
-            format!("{}({})", function_name(name), list(args, ", ", r))
+            format!("{}({})", function_name(d, name), list(args, ", ", r))
         }
         Expr::Compare { op, left, right } => {
             format!("({} {} {})", r(left), compare_op(*op), r(right))
@@ -170,7 +183,7 @@ pub fn expr(e: &Expr, aliases: &[String]) -> String {
             format!("{}({} AS {})", if *try_cast { "TRY_CAST" } else { "CAST" }, r(x), type_name(ty))
         }
         Expr::Struct(fields) => {
-            format!("struct_pack({})", list(fields, ", ", |(n, v)| format!("{} := {}", ident(n), r(v))))
+            format!("struct_pack({})", list(fields, ", ", |(n, v)| format!("{} := {}", d.ident(n), r(v))))
         }
     }
 }
@@ -179,22 +192,22 @@ pub fn expr(e: &Expr, aliases: &[String]) -> String {
 const KEYWORD_FUNCTIONS: &[&str] = &["position"];
 
 /// Function names are identifiers; plain lower-case ones stay unquoted for readability.
-fn function_name(name: &str) -> String {
+fn function_name(d: Dialect, name: &str) -> String {
     if !name.is_empty()
         && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
         && !KEYWORD_FUNCTIONS.contains(&name)
     {
         name.to_string()
     } else {
-        ident(name)
+        d.ident(name)
     }
 }
 
-fn conjunction(preds: &[Expr], aliases: &[String]) -> String {
+fn conjunction(d: Dialect, preds: &[Expr], aliases: &[String]) -> String {
     if preds.is_empty() {
         "TRUE".into()
     } else {
-        list(preds, " AND ", |p| expr(p, aliases))
+        list(preds, " AND ", |p| expr_in(d, p, aliases))
     }
 }
 
@@ -202,8 +215,11 @@ fn conjunction(preds: &[Expr], aliases: &[String]) -> String {
 #[derive(Clone, Debug)]
 pub enum Source {
     Current(TableId),
-    /// The current state restricted to what a capture saw (a SELECT in parentheses).
+    /// A SELECT in parentheses: the current state restricted to what a capture saw, or (in a
+    /// compile-only program) a table's state before the batch.
     Bounded(String),
+    /// A relation the caller provides, by its unqualified name (quoted when rendered).
+    Named(String),
     Delta(Qualified),
 }
 
@@ -259,22 +275,28 @@ fn aliases(q: &ViewQuery) -> Vec<String> {
 /// One inclusion-exclusion term: the view's join with the leaves of `term.mask` read from their
 /// deltas, projecting the payload and the row weight sign · Π multiplicity.
 pub fn term_select(q: &ViewQuery, term: Term, sources: &[Source]) -> String {
+    term_select_in(Dialect::DuckDb, q, term, sources)
+}
+
+/// `term_select` in dialect `d`.
+pub fn term_select_in(d: Dialect, q: &ViewQuery, term: Term, sources: &[Source]) -> String {
     let aliases = aliases(q);
     let mut weight = vec![term.sign.to_string()];
     for (i, a) in aliases.iter().enumerate() {
         if term.mask & (1 << i) != 0 {
-            weight.push(format!("{}.{}", ident(a), ident(MULTIPLICITY)));
+            weight.push(format!("{}.{}", d.ident(a), d.ident(MULTIPLICITY)));
         }
     }
     let from = list(sources.iter().zip(&aliases), ", ", |(s, a)| match s {
-        Source::Current(t) => format!("{} AS {}", table(t), ident(a)),
-        Source::Bounded(sql) => format!("{} AS {}", sql, ident(a)),
-        Source::Delta(d) => format!("{} AS {}", d.sql(), ident(a)),
+        Source::Current(t) => format!("{} AS {}", d.table(t), d.ident(a)),
+        Source::Bounded(sql) => format!("{} AS {}", sql, d.ident(a)),
+        Source::Named(name) => format!("{} AS {}", d.ident(name), d.ident(a)),
+        Source::Delta(delta) => format!("{} AS {}", delta.sql_in(d), d.ident(a)),
     });
     let mut cols: Vec<String> =
-        payload(q).iter().map(|(e, n)| format!("{} AS {}", expr(e, &aliases), ident(n))).collect();
-    cols.push(format!("({}) AS {}", weight.join(" * "), ident(WEIGHT)));
-    format!("SELECT {} FROM {} WHERE {}", cols.join(", "), from, conjunction(&q.predicates, &aliases))
+        payload(q).iter().map(|(e, n)| format!("{} AS {}", expr_in(d, e, &aliases), d.ident(n))).collect();
+    cols.push(format!("({}) AS {}", weight.join(" * "), d.ident(WEIGHT)));
+    format!("SELECT {} FROM {} WHERE {}", cols.join(", "), from, conjunction(d, &q.predicates, &aliases))
 }
 
 /// A leaf of a combined evaluation: its table, its delta if some run term reads it, and the
@@ -326,7 +348,7 @@ pub fn combined_terms(q: &ViewQuery, leaves: &[CombinedLeaf], fk_skip: Mask) -> 
         "SELECT {} FROM {} WHERE {} AND {mask} <> 0 AND ({mask} & {fk_skip}) = 0",
         cols.join(", "),
         from.join(", "),
-        conjunction(&q.predicates, &aliases)
+        conjunction(Dialect::DuckDb, &q.predicates, &aliases)
     )
 }
 
@@ -354,38 +376,45 @@ pub fn full_select(q: &ViewQuery) -> String {
 /// costs about 1.3 µs per value to scan on DuckDB 1.5.5 (50 ms for 38,000 groups, against 1 ms
 /// as BIGINT), which every merge pays for the whole stored result.
 pub fn aggregate_weighted(q: &ViewQuery, rows_sql: &str) -> String {
-    let w = ident(WEIGHT);
+    aggregate_weighted_in(Dialect::DuckDb, q, rows_sql)
+}
+
+/// `aggregate_weighted` in dialect `d`.
+pub fn aggregate_weighted_in(d: Dialect, q: &ViewQuery, rows_sql: &str) -> String {
+    let w = d.ident(WEIGHT);
     let mut cols = Vec::new();
     let keys = key_columns(q);
-    cols.extend(keys.iter().map(|k| ident(k)));
-    cols.push(format!("CAST(COALESCE(SUM({w}), 0) AS BIGINT) AS {}", ident(stored::COUNT)));
+    cols.extend(keys.iter().map(|k| d.ident(k)));
+    cols.push(format!("CAST(COALESCE(SUM({w}), 0) AS BIGINT) AS {}", d.ident(stored::COUNT)));
     if let Shape::Grouped { aggregates, .. } = &q.shape {
         for (j, a) in aggregates.iter().enumerate() {
-            let v = ident(&value_col(j));
+            let v = d.ident(&value_col(j));
             let count_of = |cond: String, col: String| {
-                format!("CAST(COALESCE(SUM(CASE WHEN {cond} THEN {w} ELSE 0 END), 0) AS BIGINT) AS {}", ident(&col))
+                format!("CAST(COALESCE(SUM(CASE WHEN {cond} THEN {w} ELSE 0 END), 0) AS BIGINT) AS {}", d.ident(&col))
             };
             let nonnull = count_of(format!("{v} IS NOT NULL"), stored::agg_nonnull(j));
-            let sum_col = ident(&stored::agg_sum(j));
+            let sum_col = d.ident(&stored::agg_sum(j));
             match a.func {
                 AggFunc::CountStar => {}
                 AggFunc::Count => cols.push(nonnull),
                 AggFunc::Sum | AggFunc::Avg => {
                     match SumInput::of(a.arg_type.as_deref()) {
-                        SumInput::Integer => cols.push(format!("SUM(CAST({v} AS HUGEINT) * {w}) AS {sum_col}")),
+                        SumInput::Integer => {
+                            cols.push(format!("SUM(CAST({v} AS {}) * {w}) AS {sum_col}", d.wide_integer()))
+                        }
                         SumInput::Hugeint => {
                             cols.push(format!("SUM(CASE WHEN {w} > 0 THEN {v} * {w} END) AS {sum_col}"));
                             cols.push(format!(
                                 "SUM(CASE WHEN {w} < 0 THEN {v} * (-{w}) END) AS {}",
-                                ident(&stored::agg_subtracted(j))
+                                d.ident(&stored::agg_subtracted(j))
                             ));
                         }
                         SumInput::Float => {
-                            let d = format!("CAST({v} AS DOUBLE)");
-                            cols.push(format!("SUM(CASE WHEN isfinite({d}) THEN {d} * {w} END) AS {sum_col}"));
-                            cols.push(count_of(format!("{d} = CAST('inf' AS DOUBLE)"), stored::agg_pos_inf(j)));
-                            cols.push(count_of(format!("{d} = CAST('-inf' AS DOUBLE)"), stored::agg_neg_inf(j)));
-                            cols.push(count_of(format!("isnan({d})"), stored::agg_nan(j)));
+                            let x = format!("CAST({v} AS DOUBLE)");
+                            cols.push(format!("SUM(CASE WHEN {} THEN {x} * {w} END) AS {sum_col}", d.is_finite(&x)));
+                            cols.push(count_of(format!("{x} = CAST('inf' AS DOUBLE)"), stored::agg_pos_inf(j)));
+                            cols.push(count_of(format!("{x} = CAST('-inf' AS DOUBLE)"), stored::agg_neg_inf(j)));
+                            cols.push(count_of(format!("isnan({x})"), stored::agg_nan(j)));
                         }
                         SumInput::Decimal | SumInput::Other => cols.push(format!("SUM({v} * {w}) AS {sum_col}")),
                     }
@@ -476,42 +505,50 @@ pub struct CountedMerge<'a> {
 /// MERGE of signed counts: rows present in both are added up (and deleted at count 0), new rows
 /// with a positive count are inserted.
 pub fn counted_merge(m: &CountedMerge) -> String {
+    counted_merge_in(Dialect::DuckDb, m)
+}
+
+/// `counted_merge` in dialect `dl`.
+pub fn counted_merge_in(dl: Dialect, m: &CountedMerge) -> String {
     let (t, d) = ("openivm_t", "openivm_d");
     let on = if m.keys.is_empty() {
         "TRUE".to_string()
     } else {
-        list(m.keys, " AND ", |k| format!("{t}.{k} IS NOT DISTINCT FROM {d}.{k}", k = ident(k)))
+        list(m.keys, " AND ", |k| {
+            let k = dl.ident(k);
+            dl.not_distinct(&format!("{t}.{k}"), &format!("{d}.{k}"))
+        })
     };
-    let (tc, sc) = (ident(m.target_count), ident(m.source_count));
+    let (tc, sc) = (dl.ident(m.target_count), dl.ident(m.source_count));
     let mut set = vec![format!("{tc} = {t}.{tc} + {d}.{sc}")];
     set.extend(m.summed.iter().map(|s| {
-        let c = ident(&s.column);
+        let c = dl.ident(&s.column);
         match &s.rule {
             MergeRule::Add => format!("{c} = COALESCE({t}.{c}, 0) + COALESCE({d}.{c}, 0)"),
-            MergeRule::Unbounded => format!("{c} = list_sum([{t}.{c}, {d}.{c}])"),
+            MergeRule::Unbounded => format!("{c} = {}", dl.unbounded_add(&format!("{t}.{c}"), &format!("{d}.{c}"))),
             MergeRule::SubtractFirst(sub) => {
                 format!(
                     "{c} = (COALESCE({t}.{c}, 0) - COALESCE({d}.{sub}, 0)) + COALESCE({d}.{c}, 0)",
-                    sub = ident(sub)
+                    sub = dl.ident(sub)
                 )
             }
         }
     }));
-    let mut insert_cols: Vec<String> = m.keys.iter().map(|k| ident(k)).collect();
+    let mut insert_cols: Vec<String> = m.keys.iter().map(|k| dl.ident(k)).collect();
     insert_cols.push(tc.clone());
-    insert_cols.extend(m.summed.iter().map(|s| ident(&s.column)));
-    let mut insert_vals: Vec<String> = m.keys.iter().map(|k| format!("{d}.{}", ident(k))).collect();
+    insert_cols.extend(m.summed.iter().map(|s| dl.ident(&s.column)));
+    let mut insert_vals: Vec<String> = m.keys.iter().map(|k| format!("{d}.{}", dl.ident(k))).collect();
     insert_vals.push(format!("{d}.{sc}"));
     // A new row's sum is the delta's own. (Under SubtractFirst it has nothing to subtract: rows
     // of negative weight are deletions, which only reach rows that exist. DuckDB evaluates the
     // INSERT values for matched rows too, so a subtraction here could overflow for them.)
-    insert_vals.extend(m.summed.iter().map(|s| format!("{d}.{}", ident(&s.column))));
+    insert_vals.extend(m.summed.iter().map(|s| format!("{d}.{}", dl.ident(&s.column))));
     let delete =
         if m.delete_at_zero { format!("WHEN MATCHED AND {t}.{tc} + {d}.{sc} = 0 THEN DELETE ") } else { String::new() };
     format!(
         "MERGE INTO {target} AS {t} USING ({source}) AS {d} ON {on} {delete}WHEN MATCHED THEN UPDATE SET {set} \
          WHEN NOT MATCHED AND {d}.{sc} > 0 THEN INSERT ({ic}) VALUES ({iv})",
-        target = m.target.sql(),
+        target = m.target.sql_in(dl),
         source = m.source,
         set = set.join(", "),
         ic = insert_cols.join(", "),
@@ -521,17 +558,25 @@ pub fn counted_merge(m: &CountedMerge) -> String {
 
 /// Applies a view delta (the aggregated union of the run terms) to the stored result.
 pub fn apply_view_delta(q: &ViewQuery, data: &Qualified, delta_sql: &str) -> String {
+    apply_view_delta_in(Dialect::DuckDb, q, data, delta_sql)
+}
+
+/// `apply_view_delta` in dialect `d`.
+pub fn apply_view_delta_in(d: Dialect, q: &ViewQuery, data: &Qualified, delta_sql: &str) -> String {
     let (keys, state) = stored_columns(q);
     let global = matches!(&q.shape, Shape::Grouped { keys, .. } if keys.is_empty());
-    counted_merge(&CountedMerge {
-        target: data,
-        source: delta_sql,
-        keys: &keys,
-        target_count: stored::COUNT,
-        source_count: stored::COUNT,
-        summed: &state,
-        delete_at_zero: !global,
-    })
+    counted_merge_in(
+        d,
+        &CountedMerge {
+            target: data,
+            source: delta_sql,
+            keys: &keys,
+            target_count: stored::COUNT,
+            source_count: stored::COUNT,
+            summed: &state,
+            delete_at_zero: !global,
+        },
+    )
 }
 
 /// One output column of the view as the user sees it.

@@ -52,6 +52,7 @@ class Features:
     append_only_key: bool = False
     refresh_mode: bool = False
     refresh_all: bool = False
+    writes: bool = False  # openivm_insert / openivm_delete / openivm_update
 
     @classmethod
     def detect(cls, extension: str) -> "Features":
@@ -71,6 +72,7 @@ class Features:
             append_only_key=ao is not None and "key" in ao,
             refresh_mode="mode" in ref,
             refresh_all=params("openivm_refresh_all") is not None,
+            writes=params("openivm_delete") is not None and params("openivm_update") is not None,
         )
         con.close()
         return feats
@@ -390,6 +392,18 @@ class Recorder:
         )
 
 
+def add_write(self: Recorder, r: dict):
+    """Records a write through openivm measured against the same plain statement."""
+    self.records.append(r)
+    self.note(
+        f"writes {r['dataset']} {r['statement']} ({r['rows']:,} rows): through openivm {fmt_ms(r['openivm_ms'])} ms "
+        f"vs plain {fmt_ms(r['plain_ms'])} ms, ratio {r['ratio']:.2f}; median of {r['runs']}"
+    )
+
+
+Recorder.add_write = add_write
+
+
 def mib(b) -> str:
     return "-" if b is None else f"{b / 2**20:.1f} MiB"
 
@@ -457,7 +471,7 @@ def wanted_groups(cfg: Config, rec: Recorder, label: str, source: str, items, av
             continue
         keep = []
         for name in names:
-            why = available(name, source, feats)
+            why = available(name, source, feats, kind)
             if why:
                 rec.skip(f"{label} [{source}] {kind} {frac:g} {name}", why)
             else:

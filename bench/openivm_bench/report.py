@@ -34,6 +34,16 @@ def markdown(records, header_lines, skipped, failures, target_lines) -> str:
         out += ["## MISMATCHES", ""] + [f"- {f}" for f in failures] + [""]
     if target_lines:
         out += ["## Targets", "", "```"] + target_lines + ["```", ""]
+    writes = [r for r in records if r["workload"] == "writes"]
+    records = [r for r in records if r["workload"] != "writes"]
+    if writes:
+        out += ["## The cost of a write through openivm", "",
+                "`ratio` = the write through openivm / the same plain DML statement, measured side by side "
+                "(median of the per-run ratios; each statement commits).", "",
+                "| dataset | statement | rows | through openivm ms | plain ms | ratio |", "|---|---|---:|---:|---:|---:|"]
+        out += [f"| {r['dataset']} | {r['statement']} | {r['rows']:,} | {fmt_ms(r['openivm_ms'])} | "
+                f"{fmt_ms(r['plain_ms'])} | {r['ratio']:.2f} |" for r in writes]
+        out.append("")
     for wl in dict.fromkeys(r["workload"] for r in records):
         out += [f"## {wl}", "",
                 "| dataset | source | batch | rows | view | variant | refresh ms | recompute ms | ratio | "

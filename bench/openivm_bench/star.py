@@ -14,14 +14,19 @@ without key).
 
 Batches (each one transaction): `none` (nothing changed), `insert` (fact rows), `dims` (new rows in
 every dimension, 10,000 x fraction each, plus fact rows half of which reference them), `mixed`
-(fact: half inserts, a quarter deletes, a quarter updates of the measures); sizes are fractions of
-N.
+(fact: half inserts, a quarter deletes, a quarter updates of the measures), `writes` (fact: half
+deletes, half updates of the measures, through openivm_delete / openivm_update, on the
+`append-only+key` source); sizes are fractions of N.
+
+The cost of a write through the extension is measured beside the same plain DML statement
+(`write_cost`): a delete and an update of 0.1% of the fact rows each way, on the `append-only+key`
+source with its views.
 """
 from __future__ import annotations
 
 import os
 
-from .core import (Config, Db, Features, Mismatch, Recorder, Stamp, Variant, db_file, discard, remove_db,
+from .core import (Config, Db, Features, Mismatch, Recorder, Stamp, Variant, db_file, discard, median, remove_db,
                    create_views, run_group, timed_ms, wanted_groups, work_copy)
 
 DIM_ROWS = 10_000
@@ -67,7 +72,8 @@ def plan(source: str, quick: bool) -> list[tuple[str, float, list[str]]]:
                      ("dims", 0.01, ["agg_dec", "agg_dec_nofk"])],
             "append-only+key": [("none", 0.0, ["agg_dec"]),
                                 ("insert", 0.01, ["agg_dec", "agg_dec_inc"]),
-                                ("dims", 0.01, ["agg_dec", "agg_dec_nofk", "agg_dbl"])],
+                                ("dims", 0.01, ["agg_dec", "agg_dec_nofk", "agg_dbl"]),
+                                ("writes", 0.01, ["agg_dec", "bag_dec"])],
             "append-only": [("dims", 0.01, ["agg_dec"])],
         }[source]
     F = FRACTIONS
@@ -87,6 +93,7 @@ def plan(source: str, quick: bool) -> list[tuple[str, float, list[str]]]:
             [("none", 0.0, ["agg_dec", "agg_dbl"])]
             + [("insert", f, ["agg_dec", "agg_dec_inc", "agg_dbl"]) for f in F]
             + [("dims", f, ["agg_dec", "agg_dec_nofk", "agg_dec_inc", "agg_dbl", "agg_dbl_nofk"]) for f in F]
+            + [("writes", f, ["agg_dec"] + (["agg_dbl"] if f == F[0] else [])) for f in F[:2]]
         )
     if source == "append-only":
         return (
@@ -178,6 +185,17 @@ class Batches:
         stmts.append(f"INSERT INTO f {fact_select(self._new_ids(k), *new)}")
         return self._tx(stmts)
 
+    def writes(self, fraction: float, run: int) -> int:
+        """Half of the batch deleted, half updated, through openivm (each call its own transaction):
+        the rows with id % P in two residues that no earlier run of the group used."""
+        k = max(2, round(self.n * fraction))
+        p = max(2, self.n // (k // 2))
+        changed = self.db.one(f"SELECT rows FROM openivm_delete('f', 'id % {p} = {(2 * run) % p}')")[0]
+        changed += self.db.one(
+            f"SELECT rows FROM openivm_update('f', 'amount = amount + 1, amount_f = amount_f + 1', "
+            f"'id % {p} = {(2 * run + 1) % p}')")[0]
+        return changed
+
     def mixed(self, fraction: float, run: int) -> int:
         k = max(4, round(self.n * fraction))
         dels, upds = k // 4, k // 4
@@ -203,8 +221,10 @@ def declare(db: Db, source: str):
         db.sql(f"CALL openivm_declare_append_only('{t}'{key})")
 
 
-def available(name: str, source: str, feats: Features) -> str | None:
+def available(name: str, source: str, feats: Features, kind: str = "") -> str | None:
     """Why a view variant or source cannot be measured with this build, or None."""
+    if kind == "writes" and not feats.writes:
+        return "openivm_delete / openivm_update not available"
     if source != "diff" and not feats.append_only:
         return "openivm_declare_append_only not available"
     if source == "append-only+key" and not feats.append_only_key:
@@ -212,6 +232,39 @@ def available(name: str, source: str, feats: Features) -> str | None:
     if name.endswith("_inc") and not feats.refresh_mode:
         return "refresh(..., mode := ...) not available"
     return None
+
+
+def write_cost(cfg: Config, rec: Recorder, prep: str, n: int, ds: str):
+    """A delete and an update of 0.1% of the fact rows through openivm against the same plain
+    statement, side by side, in alternating order (each statement commits; no refresh runs, so
+    the plain writes breaking the append-only promise do not matter)."""
+    work = work_copy(cfg, prep)
+    db = Db(work, cfg)
+    p = 1000 * 2
+    try:
+        for what, plain, through in [
+            ("delete", "DELETE FROM f WHERE id % {p} = {r}", "SELECT rows FROM openivm_delete('f', 'id % {p} = {r}')"),
+            ("update", "UPDATE f SET amount = amount + 1 WHERE id % {p} = {r}",
+             "SELECT rows FROM openivm_update('f', 'amount = amount + 1', 'id % {p} = {r}')"),
+        ]:
+            times = {"plain": [], "openivm": []}
+            rows = 0
+            for run in range(cfg.runs):
+                order = [("plain", plain), ("openivm", through)]
+                if run % 2:
+                    order.reverse()
+                for i, (way, sql) in enumerate(order):
+                    r = 100 * (what == "update") + 2 * run + i
+                    ms, res = timed_ms(lambda: db.one(sql.format(p=p, r=r)))
+                    times[way].append(ms)
+                    rows = res[0]
+            rec.add_write({"workload": "writes", "dataset": ds, "statement": what, "rows": rows,
+                           "openivm_ms": median(times["openivm"]), "plain_ms": median(times["plain"]),
+                           "ratio": median([a / b for a, b in zip(times["openivm"], times["plain"])]),
+                           "runs": cfg.runs})
+    finally:
+        db.close(discard=True)
+        discard(work)
 
 
 def run(cfg: Config, feats: Features, rec: Recorder):
@@ -239,6 +292,8 @@ def run_source(cfg, feats, rec, base, n, ds, source):
     declare(db, source)
     create_views(db, rec, f"star {ds}", source, groups, lambda v: QUERIES[variant(v).query])
     db.close(settle=True)
+    if source == "append-only+key" and feats.writes and cfg.wanted(source, "write cost"):
+        write_cost(cfg, rec, prep, n, ds)
     for gi, (kind, frac, names) in enumerate(groups):
         work = work_copy(cfg, prep)
         db = Db(work, cfg)

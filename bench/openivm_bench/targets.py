@@ -1,4 +1,5 @@
-"""The targets of the issue "Refresh faster than recompute": one PASS / MISS / SKIP line each.
+"""The targets of the issues "Refresh faster than recompute" and "Deletes and updates at O(delta)":
+one PASS / MISS / SKIP line each.
 
 A MISS never fails the run; a SKIP means the case was not measured (a variant whose function is
 missing, or a workload left out with --only).
@@ -14,7 +15,7 @@ def evaluate(records, quick: bool) -> list[str]:
 
     def find(workload, dataset, source, batch, view, variant=None):
         for r in records:
-            if (r["workload"], r["dataset"], r["source"], r["batch"], r["view"]) == (workload, dataset, source, batch, view) \
+            if (r["workload"], r["dataset"], r.get("source"), r.get("batch"), r.get("view")) == (workload, dataset, source, batch, view) \
                     and (variant is None or r["variant"] == variant) and r["ratio"] is not None:
                 return r
         return None
@@ -104,6 +105,20 @@ def evaluate(records, quick: bool) -> list[str]:
                      f"({off['terms_run']} terms): {x:.2f}x", on, off)
     if len(lines) == pruning:
         line(None, f"star {star} dims: pruned >= 3x faster than fk_pruning := false", "not measured")
+    # 7. deletes and updates through openivm (issue 8)
+    r = find("star", star, "append-only+key", "writes 0.1%", "agg_dec")
+    line(None if r is None else 1 / r["ratio"] >= 5,
+         f"star {star} [append-only+key] writes 0.1% (deletes and updates through openivm) agg_dec: >= 5x faster than recompute",
+         "not measured" if r is None else speed(r), r)
+    for qv in ("q3", "q5", "q10"):
+        r = find("tpch", tpch, "append-only+key", "rf1+rf2-openivm 0.1%", qv)
+        line(None if r is None else 1 / r["ratio"] >= 5,
+             f"tpch {tpch} [append-only+key] rf1 + rf2 through openivm_delete 0.1% {qv}: >= 5x faster than recompute",
+             "not measured" if r is None else speed(r), r)
+    for what in ("delete", "update"):
+        w = next((x for x in records if x["workload"] == "writes" and x["dataset"] == star and x["statement"] == what), None)
+        line(None if w is None else w["ratio"] <= 1.5, f"star {star}: a {what} of 0.1% through openivm <= 1.5x the plain statement",
+             "not measured" if w is None else f"through openivm {w['openivm_ms']:.1f} ms, plain {w['plain_ms']:.1f} ms (ratio {w['ratio']:.2f})")
     if quick:
         lines = [l.replace("  ", "  (quick sizes, informational) ", 1) for l in lines]
     return lines

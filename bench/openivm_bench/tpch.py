@@ -8,6 +8,9 @@ Batches are shaped like the TPC-H refresh functions: `rf1` inserts new orders (a
 current orders, copied from existing ones under new, larger keys) with their lineitems; `rf1+rf2`
 also deletes as many existing orders with their lineitems. Each batch is one transaction.
 
+`rf1+rf2-openivm` (append-only+key only) is RF1 as plain inserts and RF2 through `openivm_delete`
+(lineitems, then orders, by an IN list of the deleted order keys), each call its own transaction.
+
 Sources: `diff` (no declaration), `append-only+key` (every table declared append-only; orders with
 key o_orderkey, lineitem with key l_orderkey, which grows with the new orders), `append-only`
 (declared without keys).
@@ -59,7 +62,8 @@ def plan(source: str, quick: bool) -> list[tuple[str, float, list[str]]]:
     """(batch kind, fraction of the orders, views refreshed) per group, for one source."""
     if quick:
         return {"diff": [("rf1", 0.01, list(Q) + [f"{q}_inc" for q in Q[:1]]), ("rf1+rf2", 0.01, ["q3"])],
-                "append-only+key": [("none", 0.0, ["q3"]), ("rf1", 0.01, list(Q) + ["q3_nofk", "q3_inc"])],
+                "append-only+key": [("none", 0.0, ["q3"]), ("rf1", 0.01, list(Q) + ["q3_nofk", "q3_inc"]),
+                                    ("rf1+rf2-openivm", 0.01, list(Q))],
                 "append-only": [("rf1", 0.01, ["q3"])]}[source]
     F = FRACTIONS
     inc = lambda f: [f"{q}_inc" for q in Q] if f == F[-1] else []
@@ -69,7 +73,8 @@ def plan(source: str, quick: bool) -> list[tuple[str, float, list[str]]]:
                 + [("rf1+rf2", F[0], list(Q))])
     if source == "append-only+key":
         return ([("none", 0.0, list(Q))]
-                + [("rf1", f, list(Q) + ([f"{q}_nofk" for q in Q] if f == F[0] else []) + inc(f)) for f in F])
+                + [("rf1", f, list(Q) + ([f"{q}_nofk" for q in Q] if f == F[0] else []) + inc(f)) for f in F]
+                + [("rf1+rf2-openivm", F[0], list(Q))])
     if source == "append-only":
         return [("rf1", F[0], list(Q))]
     raise ValueError(source)
@@ -84,7 +89,9 @@ def variant(name: str) -> Variant:
     return Variant(name, base, "auto")
 
 
-def available(name: str, source: str, feats: Features) -> str | None:
+def available(name: str, source: str, feats: Features, kind: str = "") -> str | None:
+    if kind == "rf1+rf2-openivm" and not feats.writes:
+        return "openivm_delete not available"
     if source != "diff" and not feats.append_only:
         return "openivm_declare_append_only not available"
     if source == "append-only+key" and not feats.append_only_key:
@@ -150,6 +157,15 @@ class Batches:
     def rf1_rf2(self, fraction, run):
         return self._tx(self._rf1_stmts(fraction, run) + self._rf2_stmts(fraction, run))
 
+    def rf1_rf2_openivm(self, fraction, run):
+        """RF1 as plain inserts; RF2 through openivm_delete, the deleted order keys as a literal list."""
+        n = self._tx(self._rf1_stmts(fraction, run))
+        self._rf2_stmts(fraction, run)
+        keys = ", ".join(str(k) for (k,) in self.db.sql("SELECT key FROM bench_rf2 ORDER BY key").fetchall())
+        for table, col in (("lineitem", "l_orderkey"), ("orders", "o_orderkey")):
+            n += self.db.one(f"SELECT rows FROM openivm_delete('{table}', '{col} IN ({keys})')")[0]
+        return n
+
 
 def declare(db: Db, source: str):
     for child, ccols, parent, pcols in RELY_FKS:
@@ -188,7 +204,8 @@ def run(cfg: Config, feats: Features, rec: Recorder):
             work = work_copy(cfg, prep)
             db = Db(work, cfg)
             batches = Batches(db, gi + 1)
-            fn = {"none": batches.none, "rf1": batches.rf1, "rf1+rf2": batches.rf1_rf2}[kind]
+            fn = {"none": batches.none, "rf1": batches.rf1, "rf1+rf2": batches.rf1_rf2,
+                  "rf1+rf2-openivm": batches.rf1_rf2_openivm}[kind]
             case = {"workload": "tpch", "dataset": ds, "source": source,
                     "batch": kind if kind == "none" else f"{kind} {frac * 100:g}%", "fraction": frac}
             try:

@@ -1,4 +1,6 @@
--- Parameters: the table's two catalog spellings (src/home.rs), schema, table.
+-- Parameters: kind ('APPEND_ONLY', 'RECORDED', or '' for either), the table's two catalog
+-- spellings (src/home.rs), schema, table.
 DELETE FROM openivm_constraints_cache
-WHERE constraint_kind = 'APPEND_ONLY' AND child_catalog IN (?, ?) AND child_schema = ? AND child_table = ?
+WHERE constraint_kind IN ('APPEND_ONLY', 'RECORDED') AND (? IN ('', constraint_kind))
+  AND child_catalog IN (?, ?) AND child_schema = ? AND child_table = ?
 RETURNING child_table

@@ -7,6 +7,10 @@
 //! the last capture plus the new ones. A delete (or an insert below the watermark) breaks that
 //! count and fails the refresh with an error naming the table. An UPDATE in place keeps the
 //! count and cannot be seen without reading the whole table: `openivm_verify` finds it.
+//!
+//! Deletes and updates made through openivm (`write`) on a key-declared table are recorded in
+//! the feed's pending batch, which a capture adds to the rows past the watermark; the feed's
+//! row count then already includes the pending batch's net rows.
 
 use super::feeds::Feed;
 use super::{temp_name, DeltaStats, Fresh};
@@ -55,17 +59,28 @@ pub fn capture(db: &dyn Sql, feed: &Feed, pos: &Position, name: &str, size_now: 
             qualified(&feed.table),
         )));
     }
+    let (delta, stats) = if feed.pending_rows > 0 {
+        let read = (stats.rows > 0).then_some(fresh.clone());
+        let netted = super::recorded::with_pending(db, feed, read.as_ref(), name)?;
+        if let Some(r) = read {
+            db.execute(&render::drop_table(&r))?;
+        }
+        netted
+    } else {
+        ((stats.rows > 0).then_some(fresh), stats)
+    };
     let watermark = match (pos, max_position) {
         (_, None) => feed.watermark.clone(),
         (Position::RowId, Some(max)) => Some((max.parse::<i64>().unwrap_or(0) + 1).to_string()),
         (Position::Key(_), Some(max)) => Some(max),
     };
     Ok(Fresh {
-        delta: (stats.rows > 0).then_some(fresh),
+        delta,
         stats,
         watermark,
         row_count: count,
         size_seen: size_now,
         net: None,
+        took_pending: feed.pending_rows > 0,
     })
 }

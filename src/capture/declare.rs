@@ -1,8 +1,12 @@
-//! Append-only declarations: a trusted promise that a table only ever receives inserts, which
-//! lets its changes be read past a watermark instead of diffed. Stored in
-//! `openivm_constraints_cache` (`constraint_kind` 'APPEND_ONLY') and bound, like a RELY foreign
-//! key, to the table's incarnation: dropping, replacing or changing the columns of the table ends
-//! it; a rolled-back drop and a reopen keep it (see `rely` for the token mechanism).
+//! Source declarations, trusted promises about how a table is written:
+//! - append-only: it only ever receives inserts (deletes and updates only through openivm's
+//!   write functions, for a table with a key), so its changes are read past a watermark;
+//! - recorded: every write goes through openivm's write functions, which record their deltas.
+//!
+//! Stored in `openivm_constraints_cache` (`constraint_kind` 'APPEND_ONLY' or 'RECORDED'; a table
+//! has at most one) and bound, like a RELY foreign key, to the table's incarnation: dropping,
+//! replacing or changing the columns of the table ends it; a rolled-back drop and a reopen keep
+//! it (see `rely` for the token mechanism).
 
 use super::SourceKind;
 use crate::db::{Cells, Sql};
@@ -34,8 +38,34 @@ fn token_column(columns: &[ColumnDef], key: Option<&str>) -> Result<String> {
     }
 }
 
+/// The two kinds of source declaration.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Promise {
+    AppendOnly,
+    Recorded,
+}
+
+impl Promise {
+    fn kind(self) -> &'static str {
+        match self {
+            Promise::AppendOnly => "APPEND_ONLY",
+            Promise::Recorded => "RECORDED",
+        }
+    }
+}
+
 /// `openivm_declare_append_only(table [, key := column])`.
 pub fn declare(db: &dyn Sql, table_arg: &str, key: Option<&str>) -> Result<Declared> {
+    declare_source(db, table_arg, Promise::AppendOnly, key)
+}
+
+/// `openivm_declare_recorded(table)`.
+pub fn declare_recorded(db: &dyn Sql, table_arg: &str) -> Result<Declared> {
+    declare_source(db, table_arg, Promise::Recorded, None)
+}
+
+/// Stores a source declaration, replacing any earlier one of the table.
+fn declare_source(db: &dyn Sql, table_arg: &str, promise: Promise, key: Option<&str>) -> Result<Declared> {
     let (table, columns) = rely::resolve_table(db, table_arg)?;
     let key = match key {
         Some(k) => Some(rely::match_columns(&table, &columns, &[k.to_string()])?.remove(0)),
@@ -55,8 +85,8 @@ pub fn declare(db: &dyn Sql, table_arg: &str, key: Option<&str>) -> Result<Decla
     let [here, named] = home::spellings(&main, &table.catalog);
     let publish = |token: &str| -> Result<()> {
         ensure_metadata(db)?;
-        DELETE.rows(db, [&here, &named, &table.schema, &table.name])?;
-        INSERT.run(db, [&here, &table.schema, &table.name, &keys_json, token])
+        DELETE.rows(db, ["", &here, &named, &table.schema, &table.name])?;
+        INSERT.run(db, [promise.kind(), &here, &table.schema, &table.name, &keys_json, token])
     };
     if table.catalog == main {
         in_transaction(db, || {
@@ -67,24 +97,29 @@ pub fn declare(db: &dyn Sql, table_arg: &str, key: Option<&str>) -> Result<Decla
         let token = in_transaction(db, || rely::ensure_token(db, &table, &columns, std::slice::from_ref(&token_col)))?;
         in_transaction(db, || publish(&token))?;
     }
-    Ok(Declared { table: rely::qualified(&table), key: key.unwrap_or_else(|| "rowid".into()) })
+    let key = match promise {
+        Promise::AppendOnly => key.unwrap_or_else(|| "rowid".into()),
+        Promise::Recorded => String::new(),
+    };
+    Ok(Declared { table: rely::qualified(&table), key })
 }
 
-/// `openivm_revoke_append_only(table)`: whether a declaration was removed.
-pub fn revoke(db: &dyn Sql, table_arg: &str) -> Result<(String, bool)> {
+/// `openivm_revoke_append_only(table)` / `openivm_revoke_recorded(table)`: whether a
+/// declaration of that kind was removed.
+pub fn revoke(db: &dyn Sql, table_arg: &str, promise: Promise) -> Result<(String, bool)> {
     let (table, _) = rely::resolve_table(db, table_arg)?;
     if !crate::catalog::main_table_exists(db, "openivm_constraints_cache")? {
         return Ok((rely::qualified(&table), false));
     }
     let (main, _) = crate::catalog::SqlCatalog::new(db).defaults()?;
     let [here, named] = home::spellings(&main, &table.catalog);
-    let gone = in_transaction(db, || DELETE.rows(db, [&here, &named, &table.schema, &table.name]))?;
+    let gone = in_transaction(db, || DELETE.rows(db, [promise.kind(), &here, &named, &table.schema, &table.name]))?;
     Ok((rely::qualified(&table), !gone.is_empty()))
 }
 
-/// The source each of `tables` declares: append-only where a declaration is still valid for
-/// the table's current incarnation, diff otherwise. `columns[k]` are all columns of table k;
-/// `main` is the database holding the metadata.
+/// The source each of `tables` declares: append-only or recorded where a declaration is still
+/// valid for the table's current incarnation, diff otherwise. `columns[k]` are all columns of
+/// table k; `main` is the database holding the metadata.
 pub fn sources(db: &dyn Sql, main: &str, tables: &[TableId], columns: &[Vec<ColumnDef>]) -> Result<Vec<SourceKind>> {
     let mut out = vec![SourceKind::Diff; tables.len()];
     if tables.is_empty() || !crate::catalog::main_table_exists(db, "openivm_constraints_cache")? {
@@ -103,6 +138,7 @@ pub fn sources(db: &dyn Sql, main: &str, tables: &[TableId], columns: &[Vec<Colu
             continue;
         }
         out[k] = match keys.first() {
+            None if r.text(5)? == Promise::Recorded.kind() => SourceKind::Recorded,
             None => SourceKind::AppendOnly(Position::RowId),
             Some(key) => match cols.iter().find(|c| &c.name == key) {
                 Some(c) => SourceKind::AppendOnly(Position::Key(c.clone())),

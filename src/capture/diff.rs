@@ -24,7 +24,15 @@ pub fn capture(db: &dyn Sql, feed: &Feed, name: &str, size_now: i64) -> Result<F
     } else {
         None
     };
-    Ok(Fresh { delta, stats, watermark: None, row_count: feed.row_count, size_seen: size_now, net: Some(net) })
+    Ok(Fresh {
+        delta,
+        stats,
+        watermark: None,
+        row_count: feed.row_count,
+        size_seen: size_now,
+        net: Some(net),
+        took_pending: false,
+    })
 }
 
 /// Moves the snapshot to the state the capture saw.

@@ -44,6 +44,9 @@ pub struct Feed {
     pub size_seen: i64,
     pub seq: i64,
     pub log_rows: i64,
+    /// Rows of the pending batch: deltas recorded by writes through openivm since the last
+    /// capture (`openivm.pending_<id>`), which the next capture takes in.
+    pub pending_rows: i64,
     /// The reading view's cursor (the feed's `seq` for a view not attached yet).
     pub cursor: i64,
     /// Views with a cursor into this feed.
@@ -65,6 +68,11 @@ impl Feed {
         self.internal("log")
     }
 
+    /// The pending batch: deltas recorded by writes through openivm, not captured yet.
+    pub fn pending(&self) -> Qualified {
+        self.internal("pending")
+    }
+
     fn from_row(catalog: &str, r: &Row) -> Result<Feed> {
         let t = |i| r.text(i);
         let n = |i| r.int(i);
@@ -82,6 +90,7 @@ impl Feed {
                     SourceKind::AppendOnly(Position::Key(c))
                 }
             }
+            "recorded" => SourceKind::Recorded,
             other => return Err(Error::Internal(format!("unknown change source '{other}'"))),
         };
         let watermark = Some(t(7)?).filter(|w| !w.is_empty());
@@ -96,12 +105,13 @@ impl Feed {
             size_seen: n(9)?,
             seq: n(10)?,
             log_rows: n(11)?,
+            pending_rows: n(12)?,
             cursor: n(10)?,
             consumers: 0,
         })
     }
 
-    fn save(&self, db: &dyn Sql) -> Result<()> {
+    pub fn save(&self, db: &dyn Sql) -> Result<()> {
         FEED_UPDATE.run(
             db,
             [
@@ -112,6 +122,7 @@ impl Feed {
                 &self.size_seen.to_string(),
                 &self.seq.to_string(),
                 &self.log_rows.to_string(),
+                &self.pending_rows.to_string(),
                 &self.id.to_string(),
             ],
         )
@@ -140,6 +151,13 @@ pub fn of_view(db: &dyn Sql, catalog: &str, schema: &str, view: &str) -> Result<
         }
     }
     Ok(out)
+}
+
+/// The feed of `table`, if a view reads it (`catalog`: the database holding the metadata).
+pub fn of_table(db: &dyn Sql, catalog: &str, table: &TableId) -> Result<Option<Feed>> {
+    let [here, named] = home::spellings(catalog, &table.catalog);
+    let found = FEED_FIND.rows(db, [&here, &named, &table.schema, &table.name])?;
+    found.first().map(|r| Feed::from_row(catalog, r)).transpose()
 }
 
 /// The feed with this id, as stored now.
@@ -184,6 +202,7 @@ pub fn find_or_start(
         size_seen: size_now,
         seq: 0,
         log_rows: 0,
+        pending_rows: 0,
         cursor: 0,
         consumers: 0,
     };
@@ -211,6 +230,10 @@ pub fn find_or_start(
 fn start_state(db: &dyn Sql, feed: &mut Feed) -> Result<()> {
     match &feed.kind {
         SourceKind::Diff => diff::start(db, feed),
+        SourceKind::Recorded => {
+            feed.row_count = db.scalar_int(&sql::count_all(&feed.table), &[])?;
+            Ok(())
+        }
         SourceKind::AppendOnly(pos) => {
             let (watermark, count) = append_only::baseline(db, &feed.table, pos)?;
             feed.watermark = watermark;
@@ -240,6 +263,9 @@ pub fn widen(db: &dyn Sql, feed: &mut Feed, columns: &[ColumnDef], table_columns
     for c in &added {
         db.execute(&render::add_column(&feed.log(), c))?;
     }
+    // The feed's last batch was captured just before, so its pending batch is empty: it is
+    // made again, with the new columns, by the next write through openivm.
+    db.execute(&render::drop_table(&feed.pending()))?;
     if matches!(feed.kind, SourceKind::Diff) {
         db.execute(&render::drop_table(&feed.snapshot()))?;
         diff::start(db, feed)?;
@@ -259,6 +285,7 @@ fn restart(db: &dyn Sql, feed: &mut Feed, kind: &SourceKind) -> Result<()> {
     if matches!(feed.kind, SourceKind::Diff) {
         db.execute(&render::drop_table(&feed.snapshot()))?;
     }
+    drop_pending(db, feed)?;
     feed.kind = kind.clone();
     feed.watermark = None;
     feed.row_count = 0;
@@ -344,7 +371,10 @@ pub fn commit(
     log: bool,
 ) -> Result<()> {
     let others = if log { feed.consumers - i64::from(attached) } else { 0 };
-    let changed = fresh.stats.rows > 0 || fresh.watermark != feed.watermark || fresh.size_seen != feed.size_seen;
+    let changed = fresh.stats.rows > 0
+        || fresh.watermark != feed.watermark
+        || fresh.size_seen != feed.size_seen
+        || fresh.took_pending;
     if changed {
         if let Some(d) = fresh.delta.as_ref().filter(|_| fresh.stats.rows > 0) {
             feed.seq += 1;
@@ -355,6 +385,9 @@ pub fn commit(
         }
         if matches!(feed.kind, SourceKind::Diff) {
             diff::advance(db, feed, fresh)?;
+        }
+        if fresh.took_pending {
+            drop_pending(db, feed)?;
         }
         feed.watermark = fresh.watermark.clone();
         feed.row_count = fresh.row_count;
@@ -373,6 +406,15 @@ pub fn commit(
     // One write of the feed's row, after the log is trimmed.
     if trim(db, feed)? || changed {
         feed.save(db)?;
+    }
+    Ok(())
+}
+
+/// Forgets the pending batch (taken in by a capture, or of a feed that restarts).
+fn drop_pending(db: &dyn Sql, feed: &mut Feed) -> Result<()> {
+    if feed.pending_rows > 0 {
+        db.execute(&render::drop_table(&feed.pending()))?;
+        feed.pending_rows = 0;
     }
     Ok(())
 }
@@ -429,6 +471,7 @@ pub fn detach_view(db: &dyn Sql, catalog: &str, schema: &str, view: &str) -> Res
         if f.consumers <= 0 {
             db.execute(&render::drop_table(&f.snapshot()))?;
             db.execute(&render::drop_table(&f.log()))?;
+            db.execute(&render::drop_table(&f.pending()))?;
             FEED_DELETE.run(db, [&f.id.to_string()])?;
         } else if trim(db, &mut f)? {
             f.save(db)?;

@@ -11,6 +11,14 @@
 //!   with the table. Exact for every writer, but it reads the whole table.
 //! - `append_only` (a trusted declaration, `openivm_declare_append_only`): the rows past a
 //!   watermark (the rowid, or a declared ever-increasing key). O(delta).
+//! - `recorded` (a trusted declaration, `openivm_declare_recorded`): every write goes through
+//!   `openivm_insert` / `openivm_delete` / `openivm_update`, which record their exact delta.
+//!   O(delta).
+//!
+//! Writes through openivm record their delta in the feed's *pending batch* (`write`), which the
+//! next capture takes in: all of a recorded feed's changes, and the deletes and updates of a
+//! key-declared append-only feed (whose inserts the watermark finds). A diff feed records
+//! nothing: the diff sees those writes like any other.
 //!
 //! Every delta has the read columns plus `openivm_multiplicity` (+1 insert, -1 delete; an
 //! update is a deleted old row and an inserted new row).
@@ -19,6 +27,7 @@ pub mod append_only;
 pub mod declare;
 pub mod diff;
 pub mod feeds;
+pub mod recorded;
 
 use crate::db::{Cells, Row, Sql};
 use crate::error::{Error, Result};
@@ -32,6 +41,7 @@ use crate::render::Qualified;
 pub enum SourceKind {
     Diff,
     AppendOnly(Position),
+    Recorded,
 }
 
 impl SourceKind {
@@ -39,6 +49,7 @@ impl SourceKind {
         match self {
             SourceKind::Diff => "diff",
             SourceKind::AppendOnly(_) => "append_only",
+            SourceKind::Recorded => "recorded",
         }
     }
 
@@ -66,7 +77,7 @@ impl DeltaStats {
     }
 
     /// Reads (rows, deletes, ...) from a stats query's single row.
-    fn from_row(row: Option<&Row>) -> Result<(DeltaStats, Option<String>)> {
+    pub(crate) fn from_row(row: Option<&Row>) -> Result<(DeltaStats, Option<String>)> {
         let row = row.ok_or_else(|| Error::Internal("a delta statistics query returned no row".into()))?;
         let n = |i: usize| -> Result<u64> {
             u64::try_from(row.int(i)?).map_err(|_| Error::Internal("a negative delta row count".into()))
@@ -87,6 +98,8 @@ pub struct Fresh {
     pub size_seen: i64,
     /// diff: the net change the snapshot advances by.
     pub net: Option<Qualified>,
+    /// The batch took in the feed's pending batch (which committing it clears).
+    pub took_pending: bool,
 }
 
 /// A capture that found the table as the feed last saw it.
@@ -98,6 +111,7 @@ pub fn unchanged(feed: &feeds::Feed) -> Fresh {
         row_count: feed.row_count,
         size_seen: feed.size_seen,
         net: None,
+        took_pending: false,
     }
 }
 
@@ -107,13 +121,21 @@ pub fn capture(db: &dyn Sql, feed: &feeds::Feed, name: &str, size_now: i64) -> R
     match &feed.kind {
         SourceKind::Diff => diff::capture(db, feed, name, size_now),
         SourceKind::AppendOnly(pos) => append_only::capture(db, feed, pos, name, size_now),
+        SourceKind::Recorded => recorded::capture(db, feed, name, size_now),
     }
 }
 
-/// Whether a capture can be skipped: an append-only table whose appended-row count did not
-/// move since the last capture has no new rows (a diff table can only be known by reading it).
+/// Whether a capture can be skipped: an append-only or recorded table whose appended-row count
+/// did not move since the last capture, and that has no pending batch, has no new rows (a diff
+/// table can only be known by reading it).
 pub fn surely_unchanged(feed: &feeds::Feed, size_now: i64) -> bool {
-    matches!(feed.kind, SourceKind::AppendOnly(_)) && size_now == feed.size_seen
+    captured_first(&feed.kind) && size_now == feed.size_seen && feed.pending_rows == 0
+}
+
+/// Whether a refresh captures this source in its first transaction (O(delta) sources), so
+/// that the optimizer sees the committed deltas' sizes.
+pub fn captured_first(kind: &SourceKind) -> bool {
+    matches!(kind, SourceKind::AppendOnly(_) | SourceKind::Recorded)
 }
 
 /// The table's state a refresh's current-state scans must read when they run in a later
@@ -124,7 +146,7 @@ pub fn bounded_state(feed: &feeds::Feed, fresh: &Fresh) -> Option<String> {
         SourceKind::AppendOnly(pos) => {
             Some(crate::render::capture::bounded_state(&feed.table, pos, fresh.watermark.as_deref()))
         }
-        SourceKind::Diff => None,
+        SourceKind::Diff | SourceKind::Recorded => None,
     }
 }
 

@@ -4,6 +4,7 @@
 
 use std::collections::HashMap;
 
+use crate::bind::FunctionInfo;
 use crate::capture::{declare, SourceKind};
 use crate::catalog::SqlCatalog;
 use crate::db::{Cells, Sql};
@@ -55,6 +56,9 @@ pub struct Cache {
     settings: Option<Settings>,
     defaults: Option<(String, String)>,
     read_only: Option<bool>,
+    /// Built-in functions looked up for writes through openivm (DuckDB's list of functions is
+    /// dear to read: about 100 ms here).
+    functions: HashMap<String, FunctionInfo>,
 }
 
 /// The state of a view's tables now: (oid, definition, appended-row count) per table.
@@ -83,6 +87,11 @@ impl Cache {
     pub fn invalidate(&mut self) {
         self.views.clear();
         self.settings = None;
+    }
+
+    /// The built-in functions known so far, by lower-case name.
+    pub fn functions(&mut self) -> &mut HashMap<String, FunctionInfo> {
+        &mut self.functions
     }
 
     pub fn forget(&mut self, at: &Qualified) {

@@ -152,7 +152,7 @@ fn first_transaction(db: &dyn Sql, cache: &mut Cache, name: &str, opts: &Options
             continue;
         };
         let declared = &c.sources[k];
-        if !matches!(feed.kind, SourceKind::AppendOnly(_)) || &feed.kind != declared {
+        if !capture::captured_first(&feed.kind) || &feed.kind != declared {
             inputs.push(None); // captured in the second transaction
             continue;
         }
@@ -176,7 +176,10 @@ fn first_transaction(db: &dyn Sql, cache: &mut Cache, name: &str, opts: &Options
     }
     let all_captured = inputs.iter().all(|i| i.is_some());
     let nothing = all_captured
-        && inputs.iter().flatten().all(|i| i.stats.rows == 0 && i.fresh.size_seen == i.feed.size_seen)
+        && inputs
+            .iter()
+            .flatten()
+            .all(|i| i.stats.rows == 0 && i.fresh.size_seen == i.feed.size_seen && !i.fresh.took_pending)
         && requested != Requested::Full;
     if nothing {
         return Ok(First::NothingToDo { c });
@@ -483,9 +486,13 @@ impl Prepared {
 fn is_noop(p: &Prepared) -> bool {
     p.mode == Mode::Incremental
         && !p.inputs.is_empty()
-        && p.inputs
-            .iter()
-            .all(|i| i.stats.rows == 0 && i.feed.cursor >= i.feed.seq && i.switch_to.is_none() && !i.round_owned)
+        && p.inputs.iter().all(|i| {
+            i.stats.rows == 0
+                && i.feed.cursor >= i.feed.seq
+                && i.switch_to.is_none()
+                && !i.round_owned
+                && !i.fresh.took_pending
+        })
 }
 
 /// Applies a prepared refresh (terms or recompute), advances feeds and cursors, and records it.

@@ -242,6 +242,66 @@ pub fn trim_log(log: &Qualified, up_to: i64) -> String {
     format!("DELETE FROM {} WHERE {SEQ} <= {up_to}", log.sql())
 }
 
+/// An empty pending batch with the read columns and the multiplicity (made by the first write
+/// through openivm after a capture).
+pub fn create_pending(pending: &Qualified, base: &TableId, cols: &[ColumnDef]) -> String {
+    format!(
+        "CREATE TABLE IF NOT EXISTS {} AS SELECT {}CAST(1 AS INTEGER) AS {} FROM {} LIMIT 0",
+        pending.sql(),
+        plain_columns(cols),
+        ident(MULTIPLICITY),
+        table(base)
+    )
+}
+
+/// Appends rows of `rows` (a temp table with the read columns among its columns) to the pending
+/// batch with multiplicity `sign`, only those satisfying `only` when given.
+pub fn append_pending(
+    pending: &Qualified,
+    rows: &Qualified,
+    cols: &[ColumnDef],
+    sign: i8,
+    only: Option<&str>,
+) -> String {
+    format!(
+        "INSERT INTO {} ({c}{m}) SELECT {c}CAST({sign} AS INTEGER) FROM {}{}",
+        pending.sql(),
+        rows.sql(),
+        only.map(|w| format!(" WHERE {w}")).unwrap_or_default(),
+        c = plain_columns(cols),
+        m = ident(MULTIPLICITY)
+    )
+}
+
+/// Appends the new rows of an update to the pending batch (+1): the columns `new_names` of
+/// `rows` (the new values of the read columns), stored as the read columns.
+pub fn append_pending_new(pending: &Qualified, rows: &Qualified, cols: &[ColumnDef], new_names: &[String]) -> String {
+    format!(
+        "INSERT INTO {} ({c}{m}) SELECT {n}CAST(1 AS INTEGER) FROM {}",
+        pending.sql(),
+        rows.sql(),
+        c = plain_columns(cols),
+        n = with_comma(&new_names.iter().map(|n| ident(n)).collect::<Vec<_>>()),
+        m = ident(MULTIPLICITY)
+    )
+}
+
+/// The rows of a pending batch, as a delta part.
+pub fn pending_part(pending: &Qualified, cols: &[ColumnDef]) -> String {
+    format!("SELECT {}{} FROM {}", plain_columns(cols), ident(MULTIPLICITY), pending.sql())
+}
+
+/// The condition "the row is not past the watermark" (also true for a NULL position): rows an
+/// insert through openivm records because no capture past the watermark would find them.
+pub fn not_after(pos: &Position, watermark: Option<&str>) -> String {
+    format!("({}) IS NOT TRUE", pos.after(watermark))
+}
+
+/// The number of rows of `rows` satisfying `condition`.
+pub fn count_where(rows: &Qualified, condition: &str) -> String {
+    format!("SELECT count(*)::BIGINT FROM {} WHERE {condition}", rows.sql())
+}
+
 pub fn union_of(parts: &[String]) -> String {
     list(parts, " UNION ALL ", |p| p.clone())
 }
@@ -280,5 +340,24 @@ mod tests {
         assert_eq!(k.up_to(Some("7")), "\"id\" <= CAST('7' AS BIGINT)");
         assert_eq!(k.after(None), "\"id\" IS NOT NULL");
         assert_eq!(k.up_to(None), "FALSE");
+        assert_eq!(not_after(&k, Some("7")), "(\"id\" > CAST('7' AS BIGINT)) IS NOT TRUE");
+        assert_eq!(not_after(&Position::RowId, Some("3")), "(rowid >= 3) IS NOT TRUE");
+    }
+
+    #[test]
+    fn pending_batches_name_their_columns() {
+        let p = Qualified { catalog: "db".into(), schema: "openivm".into(), name: "pending_1".into() };
+        let rows = Qualified::temp("openivm_write_rows".into());
+        let c = vec![ColumnDef { name: "k".into(), ty: "INTEGER".into() }];
+        assert_eq!(
+            append_pending(&p, &rows, &c, -1, None),
+            "INSERT INTO \"db\".\"openivm\".\"pending_1\" (\"k\", \"openivm_multiplicity\") SELECT \"k\", \
+             CAST(-1 AS INTEGER) FROM \"temp\".\"main\".\"openivm_write_rows\""
+        );
+        assert_eq!(
+            append_pending_new(&p, &rows, &c, &["openivm_new_0".into()]),
+            "INSERT INTO \"db\".\"openivm\".\"pending_1\" (\"k\", \"openivm_multiplicity\") SELECT \"openivm_new_0\", \
+             CAST(1 AS INTEGER) FROM \"temp\".\"main\".\"openivm_write_rows\""
+        );
     }
 }

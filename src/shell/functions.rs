@@ -7,7 +7,7 @@ use crate::error::{Error, Result};
 use crate::execute::{self, mode::Requested, refresh};
 use crate::shell::instance::Instance;
 use crate::shell::table_function::{Args, Call, ColumnType as T, Rows, Spec, Value};
-use crate::{lookup, rely, settings};
+use crate::{compile_only, lookup, rely, settings, write};
 
 fn create(inst: &Call, args: &Args) -> Result<Rows> {
     let (name, query) = (args.text(0, "view_name")?, args.text(1, "query")?);
@@ -160,9 +160,66 @@ fn revoke_append_only(inst: &Call, args: &Args) -> Result<Rows> {
     let table = args.text(0, "table_name")?;
     let (t, revoked) = inst.with_session(|db, s| {
         s.invalidate();
-        s.in_database(db, None, |db, _, _| declare::revoke(db, table))
+        s.in_database(db, None, |db, _, _| declare::revoke(db, table, declare::Promise::AppendOnly))
     })?;
     Ok(vec![vec![Value::Text(t), Value::Bool(revoked)]])
+}
+
+fn declare_recorded(inst: &Call, args: &Args) -> Result<Rows> {
+    let table = args.text(0, "table_name")?;
+    let d = inst.with_session(|db, s| {
+        s.invalidate();
+        s.in_database(db, None, |db, _, _| declare::declare_recorded(db, table))
+    })?;
+    Ok(vec![vec![Value::Text(d.table)]])
+}
+
+fn revoke_recorded(inst: &Call, args: &Args) -> Result<Rows> {
+    let table = args.text(0, "table_name")?;
+    let (t, revoked) = inst.with_session(|db, s| {
+        s.invalidate();
+        s.in_database(db, None, |db, _, _| declare::revoke(db, table, declare::Promise::Recorded))
+    })?;
+    Ok(vec![vec![Value::Text(t), Value::Bool(revoked)]])
+}
+
+fn written_row(w: write::Written) -> Rows {
+    vec![vec![Value::Text(w.table), Value::Int(w.rows)]]
+}
+
+fn insert(inst: &Call, args: &Args) -> Result<Rows> {
+    let (table, query) = (args.text(0, "table_name")?, args.text(1, "query")?);
+    Ok(written_row(
+        inst.with_session(|db, s| s.in_database(db, None, |db, cache, _| write::insert(db, cache, table, query)))?,
+    ))
+}
+
+fn delete(inst: &Call, args: &Args) -> Result<Rows> {
+    let table = args.text(0, "table_name")?;
+    let predicate = args.opt_text(1);
+    Ok(written_row(
+        inst.with_session(|db, s| s.in_database(db, None, |db, cache, _| write::delete(db, cache, table, predicate)))?,
+    ))
+}
+
+fn update(inst: &Call, args: &Args) -> Result<Rows> {
+    let (table, assignments) = (args.text(0, "table_name")?, args.text(1, "assignments")?);
+    let predicate = args.opt_text(2);
+    Ok(written_row(inst.with_session(|db, s| {
+        s.in_database(db, None, |db, cache, _| write::update(db, cache, table, assignments, predicate))
+    })?))
+}
+
+fn compile_with_facts(inst: &Call, args: &Args) -> Result<Rows> {
+    let (name, facts) = (args.text(0, "view_name")?, args.text(1, "facts")?);
+    let dialect = args.named_text("dialect");
+    let program = inst.with_session(|db, s| {
+        s.in_database(db, Some(name), |db, cache, name| compile_only::compile(db, cache, name, facts, dialect))
+    })?;
+    Ok(program
+        .into_iter()
+        .map(|s| vec![Value::Int(s.order), Value::Text(s.kind.to_string()), Value::Text(s.sql)])
+        .collect())
 }
 
 // ---- Checks at bind (see `Spec::validate`): arguments that are wrong whatever the data. ----
@@ -199,6 +256,16 @@ fn valid_new_view(_: &Instance, args: &Args) -> Result<()> {
     Ok(())
 }
 
+/// The view exists, and the facts and the dialect are well-formed and name only its tables.
+fn valid_compile(inst: &Instance, args: &Args) -> Result<()> {
+    known_view(inst, args)?;
+    let (name, facts) = (args.text(0, "view_name")?, args.text(1, "facts")?);
+    let dialect = args.named_text("dialect");
+    inst.with_session(|db, s| {
+        s.in_database(db, Some(name), |db, _, name| compile_only::validate(db, name, facts, dialect))
+    })
+}
+
 fn valid_setting(_: &Instance, args: &Args) -> Result<()> {
     settings::check(args.text(0, "name")?, args.text(1, "value")?).map(|_| ())
 }
@@ -220,6 +287,21 @@ fn valid_rely(_: &Instance, args: &Args) -> Result<()> {
 
 fn valid_table(_: &Instance, args: &Args) -> Result<()> {
     table_name(args.text(0, "table_name")?).map(|_| ())
+}
+
+/// A write's table name and fragments: well-formed and not empty (DuckDB parses and binds the
+/// fragments when the write runs).
+fn valid_write(_: &Instance, args: &Args) -> Result<()> {
+    table_name(args.text(0, "table_name")?)?;
+    for i in 1..args.positional.len() {
+        if args.opt_text(i).is_some_and(|f| f.trim().is_empty()) {
+            return Err(Error::InvalidArgument(
+                "an empty fragment (a NULL predicate writes every row; the query and the assignments are required)"
+                    .into(),
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn valid_mode(_: &Instance, args: &Args) -> Result<()> {
@@ -249,12 +331,15 @@ const FK_COLUMNS: &[(&str, T)] = &[
     ("parent_columns", T::Varchar),
 ];
 
+const WRITE_COLUMNS: &[(&str, T)] = &[("table_name", T::Varchar), ("rows", T::BigInt)];
+
 const FK_PARAMS: &[&str] = &["child_table", "child_columns", "parent_table", "parent_columns"];
 
 pub static SPECS: &[Spec] = &[
     Spec {
         name: "openivm_create",
         params: &["view_name", "query"],
+        nullable: &[],
         named_flags: &[],
         named_text: &[],
         columns: &[("view_name", T::Varchar), ("rows", T::BigInt)],
@@ -264,6 +349,7 @@ pub static SPECS: &[Spec] = &[
     Spec {
         name: "refresh",
         params: &["view_name"],
+        nullable: &[],
         named_flags: &["fk_pruning"],
         named_text: &["mode"],
         columns: REFRESH_COLUMNS,
@@ -273,6 +359,7 @@ pub static SPECS: &[Spec] = &[
     Spec {
         name: "openivm_refresh",
         params: &["view_name"],
+        nullable: &[],
         named_flags: &["fk_pruning"],
         named_text: &["mode"],
         columns: REFRESH_COLUMNS,
@@ -282,6 +369,7 @@ pub static SPECS: &[Spec] = &[
     Spec {
         name: "openivm_refresh_all",
         params: &[],
+        nullable: &[],
         named_flags: &["fk_pruning"],
         named_text: &["mode"],
         columns: REFRESH_COLUMNS,
@@ -291,6 +379,7 @@ pub static SPECS: &[Spec] = &[
     Spec {
         name: "openivm_drop",
         params: &["view_name"],
+        nullable: &[],
         named_flags: &[],
         named_text: &[],
         columns: &[("view_name", T::Varchar), ("dropped", T::Boolean)],
@@ -300,6 +389,7 @@ pub static SPECS: &[Spec] = &[
     Spec {
         name: "openivm_explain",
         params: &["view_name"],
+        nullable: &[],
         named_flags: &["fk_pruning"],
         named_text: &["mode"],
         columns: &[
@@ -316,8 +406,19 @@ pub static SPECS: &[Spec] = &[
         validate: Some(known_view_and_mode),
     },
     Spec {
+        name: "openivm_compile_with_facts",
+        params: &["view_name", "facts"],
+        nullable: &[],
+        named_flags: &[],
+        named_text: &["dialect"],
+        columns: &[("stmt_order", T::Integer), ("stmt_kind", T::Varchar), ("sql", T::Varchar)],
+        run: compile_with_facts,
+        validate: Some(valid_compile),
+    },
+    Spec {
         name: "openivm_verify",
         params: &["view_name"],
+        nullable: &[],
         named_flags: &["repair"],
         named_text: &[],
         columns: &[
@@ -333,6 +434,7 @@ pub static SPECS: &[Spec] = &[
     Spec {
         name: "openivm_set",
         params: &["name", "value"],
+        nullable: &[],
         named_flags: &[],
         named_text: &[],
         columns: &[("name", T::Varchar), ("value", T::Varchar)],
@@ -342,6 +444,7 @@ pub static SPECS: &[Spec] = &[
     Spec {
         name: "openivm_declare_rely_fk",
         params: FK_PARAMS,
+        nullable: &[],
         named_flags: &[],
         named_text: &[],
         columns: FK_COLUMNS,
@@ -351,6 +454,7 @@ pub static SPECS: &[Spec] = &[
     Spec {
         name: "openivm_revoke_rely_fk",
         params: FK_PARAMS,
+        nullable: &[],
         named_flags: &[],
         named_text: &[],
         columns: &[
@@ -366,6 +470,7 @@ pub static SPECS: &[Spec] = &[
     Spec {
         name: "openivm_declare_append_only",
         params: &["table_name"],
+        nullable: &[],
         named_flags: &[],
         named_text: &["key"],
         columns: &[("table_name", T::Varchar), ("key", T::Varchar)],
@@ -375,10 +480,61 @@ pub static SPECS: &[Spec] = &[
     Spec {
         name: "openivm_revoke_append_only",
         params: &["table_name"],
+        nullable: &[],
         named_flags: &[],
         named_text: &[],
         columns: &[("table_name", T::Varchar), ("revoked", T::Boolean)],
         run: revoke_append_only,
         validate: Some(valid_table),
+    },
+    Spec {
+        name: "openivm_declare_recorded",
+        params: &["table_name"],
+        nullable: &[],
+        named_flags: &[],
+        named_text: &[],
+        columns: &[("table_name", T::Varchar)],
+        run: declare_recorded,
+        validate: Some(valid_table),
+    },
+    Spec {
+        name: "openivm_revoke_recorded",
+        params: &["table_name"],
+        nullable: &[],
+        named_flags: &[],
+        named_text: &[],
+        columns: &[("table_name", T::Varchar), ("revoked", T::Boolean)],
+        run: revoke_recorded,
+        validate: Some(valid_table),
+    },
+    Spec {
+        name: "openivm_insert",
+        params: &["table_name", "query"],
+        nullable: &[],
+        named_flags: &[],
+        named_text: &[],
+        columns: WRITE_COLUMNS,
+        run: insert,
+        validate: Some(valid_write),
+    },
+    Spec {
+        name: "openivm_delete",
+        params: &["table_name", "predicate"],
+        nullable: &["predicate"],
+        named_flags: &[],
+        named_text: &[],
+        columns: WRITE_COLUMNS,
+        run: delete,
+        validate: Some(valid_write),
+    },
+    Spec {
+        name: "openivm_update",
+        params: &["table_name", "assignments", "predicate"],
+        nullable: &["predicate"],
+        named_flags: &[],
+        named_text: &[],
+        columns: WRITE_COLUMNS,
+        run: update,
+        validate: Some(valid_write),
     },
 ];

@@ -72,6 +72,11 @@ impl Args {
         }
     }
 
+    /// The positional argument `index`, None when NULL (for parameters listed as nullable).
+    pub fn opt_text(&self, index: usize) -> Option<&str> {
+        self.positional.get(index).and_then(|v| v.as_deref())
+    }
+
     /// A named VARCHAR parameter, if given (NULL counts as not given).
     pub fn named_text(&self, name: &str) -> Option<&str> {
         match self.named.get(name) {
@@ -127,6 +132,8 @@ pub struct Spec {
     pub name: &'static str,
     /// Positional parameters, all VARCHAR.
     pub params: &'static [&'static str],
+    /// Positional parameters that may be NULL (the others are refused at bind when NULL).
+    pub nullable: &'static [&'static str],
     /// Named BOOLEAN parameters.
     pub named_flags: &'static [&'static str],
     /// Named VARCHAR parameters.
@@ -135,7 +142,7 @@ pub struct Spec {
     pub run: fn(&Call, &Args) -> Result<Rows>,
     /// Checks run at bind, before any work: an error here is a binder error, which leaves the
     /// caller's open transaction usable. Read-only (it may read through the kept connection).
-    /// Every positional argument is checked to be non-NULL before it runs.
+    /// Every positional argument not listed as nullable is checked to be non-NULL before it runs.
     pub validate: Option<fn(&Instance, &Args) -> Result<()>>,
 }
 
@@ -264,7 +271,7 @@ unsafe extern "C" fn bind(info: ffi::duckdb_bind_info) {
             }
         }
         for (i, param) in reg.spec.params.iter().enumerate() {
-            if !matches!(args.positional.get(i), Some(Some(_))) {
+            if !reg.spec.nullable.contains(param) && !matches!(args.positional.get(i), Some(Some(_))) {
                 return Err(Error::InvalidArgument(format!("{param} must not be NULL")));
             }
         }

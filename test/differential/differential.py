@@ -23,6 +23,12 @@ Scenarios also come in flavours, mixed at random:
   over the table refreshed, and the table gets any DML from then on.
 - modes (35%): each refresh of a view takes a random mode (default, auto, incremental, full),
   and some views have a twin always refreshed with mode := 'full' or 'incremental'.
+- writes (30%): tables are written through openivm_insert / openivm_delete / openivm_update:
+  some declared recorded (every write through openivm, inserts staged in a plain table), some
+  mixed (each statement through openivm or plain: a diff source must see each write once), and
+  key-declared append-only tables get deletes and updates through openivm (inserts either way).
+  No transactions in these scenarios (a write through openivm commits on its own connection)
+  and no broken promises.
 - lazy (40%): each view copy is refreshed with some probability per batch (some rarely:
   cursors into the shared feeds lag for several batches).
 In every scenario the copies are refreshed in a random order, now and then all at once with
@@ -128,10 +134,20 @@ class Table:
     ao_since: int = 0  # the batch after which the declaration was made
     next_seq: int = 1
     low_key: int = 0  # a broken promise: the next key below every key of the table
+    # Writes through openivm (writes scenarios): None (plain DML), 'mixed' (each statement
+    # through openivm_insert / openivm_delete / openivm_update with probability 1/2), or
+    # 'recorded' (declared with openivm_declare_recorded: every write through openivm).
+    writes: Optional[str] = None
 
     @property
     def ao_key(self) -> bool:
         return self.ao is not None and self.ao != "rowid"
+
+    @property
+    def any_dml(self) -> bool:
+        """Whether the table may get deletes and updates: not declared append-only, or declared
+        with a key and written through openivm (its deletes and updates always are)."""
+        return self.ao is None or (self.ao_key and self.writes is not None)
 
     @property
     def bare(self) -> str:
@@ -382,6 +398,11 @@ def make_generic(rng) -> Schema:
 # Data generation
 
 
+def stage_name(t: Table) -> str:
+    """The plain table that stages rows for openivm_insert into t (same columns)."""
+    return "w_stage_" + t.bare.replace(" ", "_").replace('"', "")
+
+
 def key_pred(cols: List[str], keys: List[tuple]) -> str:
     if len(cols) == 1:
         return f"{cols[0]} IN ({', '.join(lit(k[0]) for k in keys)})"
@@ -395,6 +416,42 @@ class DataGen:
         self.rng = rng
         self.s = schema
         self.con = con
+
+    # --- writes through openivm (writes scenarios): each generated statement is either plain
+    # DML or the same write through openivm's functions.
+
+    def through(self, t: Table, force: bool = False) -> bool:
+        """Whether this statement on t goes through openivm: always for a recorded table (and
+        for deletes and updates of a key-declared append-only table: force), half of the time
+        for a 'mixed' one."""
+        if t.writes == "recorded" or (force and t.writes is not None):
+            return True
+        return t.writes == "mixed" and self.rng.random() < 0.5
+
+    def w_delete(self, t: Table, pred: Optional[str], force: bool = False) -> str:
+        if self.through(t, force):
+            return f"CALL openivm_delete({quote_str(t.name)}, {'NULL' if pred is None else quote_str(pred)})"
+        return f"DELETE FROM {t.name}" + ("" if pred is None else f" WHERE {pred}")
+
+    def w_update(self, t: Table, sets: str, pred: Optional[str], force: bool = False) -> str:
+        if self.through(t, force):
+            p = "NULL" if pred is None else quote_str(pred)
+            return f"CALL openivm_update({quote_str(t.name)}, {quote_str(sets)}, {p})"
+        return f"UPDATE {t.name} SET {sets}" + ("" if pred is None else f" WHERE {pred}")
+
+    def w_insert_values(self, t: Table, cols: str, rows: List[List], force: bool = False) -> List[str]:
+        values = ", ".join("(" + ", ".join(lit(v) for v in row) + ")" for row in rows)
+        if self.through(t, force):
+            # openivm_insert takes a SELECT: the rows are staged in a plain table first
+            stage = stage_name(t)
+            return [f"DELETE FROM {stage}", f"INSERT INTO {stage} ({cols}) VALUES {values}",
+                    f"CALL openivm_insert({quote_str(t.name)}, {quote_str('SELECT ' + cols + ' FROM ' + stage)})"]
+        return [f"INSERT INTO {t.name} ({cols}) VALUES {values}"]
+
+    def w_insert_select(self, t: Table, cond: str) -> str:
+        if self.through(t):
+            return f"CALL openivm_insert({quote_str(t.name)}, {quote_str(f'SELECT * FROM {t.name} WHERE {cond}')})"
+        return f"INSERT INTO {t.name} SELECT * FROM {t.name} WHERE {cond}"
 
     def q(self, sql: str):
         return self.con.execute(sql).fetchall()
@@ -498,20 +555,20 @@ class DataGen:
             existing = self.rows(t.name)
             if existing:  # duplicates of existing rows
                 rows = [r.choice(existing) for _ in range(n)]
-                return [f"INSERT INTO {t.name} ({cols}) VALUES " + ", ".join("(" + ", ".join(lit(v) for v in row) + ")" for row in rows)]
+                return self.w_insert_values(t, cols, rows)
         if copies_ok and not t.pk and r.random() < 0.1:
             c = r.choice([c for c in t.cols if c.role in ("jkey", "grp")])
             v = self.value(c)
             cond = f"{c.name} IS NULL" if v is None else f"{c.name} = {lit(v)}"
-            return [f"INSERT INTO {t.name} SELECT * FROM {t.name} WHERE {cond}"]
+            return [self.w_insert_select(t, cond)]
         taken: set = set()
         rows = [self.gen_row(t, taken) for _ in range(n)]
         if not t.pk and n >= 2 and r.random() < 0.3:
             rows.append(list(rows[0]))  # a duplicate within the statement
         if any(fk.parent == t.name for fk in self.s.fks_of(t.name)):
             # a self reference may only point at rows that exist before the statement
-            return [f"INSERT INTO {t.name} ({cols}) VALUES (" + ", ".join(lit(v) for v in row) + ")" for row in rows]
-        return [f"INSERT INTO {t.name} ({cols}) VALUES " + ", ".join("(" + ", ".join(lit(v) for v in row) + ")" for row in rows)]
+            return [st for row in rows for st in self.w_insert_values(t, cols, [row])]
+        return self.w_insert_values(t, cols, rows)
 
     def predicate(self, t: Table) -> str:
         """A random WHERE predicate over t, built from values that occur in t."""
@@ -540,17 +597,17 @@ class DataGen:
             if not free:
                 return []
             if r.random() < 0.1 and not self.referenced(t.name):
-                victims, stmt = free, f"DELETE FROM {t.name}"
+                victims, pred = free, None
             else:
                 victims = r.sample(free, r.randint(1, min(3, len(free))))
-                stmt = f"DELETE FROM {t.name} WHERE {key_pred(t.pk, victims)}"
+                pred = key_pred(t.pk, victims)
                 if r.random() < 0.3:
-                    stmt += f" AND {self.predicate(t)}"
+                    pred += f" AND {self.predicate(t)}"
             t.deleted_keys += victims
-            return [stmt]
+            return [self.w_delete(t, pred, force=True)]
         if r.random() < 0.04:
-            return [f"DELETE FROM {t.name}"]
-        return [f"DELETE FROM {t.name} WHERE {self.predicate(t)}"]
+            return [self.w_delete(t, None, force=True)]
+        return [self.w_delete(t, self.predicate(t), force=True)]
 
     def set_clause(self, c: Col) -> str:
         r = self.rng
@@ -569,7 +626,7 @@ class DataGen:
 
     def update(self, t: Table) -> List[str]:
         r = self.rng
-        if t.pk and self.is_parent(t.name) and r.random() < 0.2:
+        if t.pk and self.is_parent(t.name) and r.random() < 0.2 and not (t.ao_key and t.ao in t.pk):
             # change the key of an unreferenced row
             free = self.free_keys(t)
             if not free:
@@ -578,7 +635,7 @@ class DataGen:
             nk = self.new_key(t, set())
             t.deleted_keys.append(k)
             sets = ", ".join(f"{c} = {lit(v)}" for c, v in zip(t.pk, nk))
-            return [f"UPDATE {t.name} SET {sets} WHERE {key_pred(t.pk, [k])}"]
+            return [self.w_update(t, sets, key_pred(t.pk, [k]), force=True)]
         # units: a foreign key (all its columns together) or one plain column
         units: List = list(self.s.fks_of(t.name)) + [c for c in t.cols if c.role not in ("pk", "fk", "seq")]
         sets = []
@@ -587,8 +644,8 @@ class DataGen:
                 sets += [f"{c} = {lit(v)}" for c, v in zip(u.ccols, self.fk_value(u))]
             else:
                 sets.append(self.set_clause(u))
-        where = "" if r.random() < 0.08 else f" WHERE {self.predicate(t)}"
-        return [f"UPDATE {t.name} SET {', '.join(sets)}{where}"]
+        where = None if r.random() < 0.08 else self.predicate(t)
+        return [self.w_update(t, ", ".join(sets), where, force=True)]
 
     def repoint(self, fk: FK, fresh_only: List[tuple]) -> List[str]:
         """Points some child rows at the given (typically just inserted) parent keys."""
@@ -596,7 +653,8 @@ class DataGen:
             return []
         k = self.rng.choice(fresh_only)
         sets = ", ".join(f"{c} = {lit(v)}" for c, v in zip(fk.ccols, k))
-        return [f"UPDATE {fk.child} SET {sets} WHERE {self.predicate(self.s.tables[fk.child])}"]
+        child = self.s.tables[fk.child]
+        return [self.w_update(child, sets, self.predicate(child), force=True)]
 
     def reinsert(self, t: Table) -> List[str]:
         """Deletes a row and puts it back (identical, or with a changed non-key value)."""
@@ -616,8 +674,8 @@ class DataGen:
                 row[i] = self.value(t.cols[i])
         cols = ", ".join(c.name for c in t.cols)
         # deletes every copy of the row, inserts one back
-        return [f"DELETE FROM {t.name} WHERE {conds}",
-                f"INSERT INTO {t.name} ({cols}) VALUES ({', '.join(lit(v) for v in row)})"]
+        # (a row of a key-declared table put back has a key below the watermark: through openivm)
+        return [self.w_delete(t, conds, force=True)] + self.w_insert_values(t, cols, [row], force=True)
 
     def random_op(self, t: Table) -> List[str]:
         r = self.rng
@@ -640,7 +698,7 @@ class DataGen:
     def op(self, t: Table) -> List[str]:
         """random_op, except that a table declared append-only only gets inserts (and stops
         growing at three times its usual size)."""
-        if t.ao is None:
+        if t.any_dml:
             return self.random_op(t)
         n = self.rng.randint(1, 6)
         if self.count(t.name) > 3 * t.max_rows:
@@ -1122,6 +1180,9 @@ class Runner:
         self.refresh_alls = 0
         self.verifies = 0
         self.declared = 0  # append-only declarations
+        self.recorded = 0  # recorded declarations
+        self.through_calls = 0  # writes through openivm_insert / _delete / _update
+        self.writes_scn = False
         self.breaks = 0  # broken promises
         self.broken_seen = 0  # refreshes that failed on a broken promise, as they must
         self.revokes = 0
@@ -1226,8 +1287,13 @@ class Runner:
             self.con.execute(sql)
             self.log(sql)
             self.statements += 1
+            if sql.startswith("CALL openivm_"):
+                self.through_calls += 1
             return True
-        except duckdb.ConstraintException as e:
+        except duckdb.Error as e:
+            through = sql.startswith("CALL openivm_") and "Constraint Error" in str(e)
+            if not isinstance(e, duckdb.ConstraintException) and not through:
+                raise
             self.skipped += 1
             self.comment(f"skipped (constraint error: {str(e).splitlines()[0][:120]}): {sql}")
             if self.args.verbose:
@@ -1581,7 +1647,8 @@ class Runner:
             kinds += ["dim_insert", "dim_insert_fact", "dim_reinsert"]
             weights += [2, 2, 0.6]
         kind = r.choices(kinds, weights)[0]
-        tx = r.choices(["auto", "commit", "rollback"], [85, 10, 5])[0] if kind != "empty" else "auto"
+        # (a write through openivm commits on the extension's own connection: no transactions)
+        tx = r.choices(["auto", "commit", "rollback"], [85, 10, 5])[0] if kind != "empty" and not self.writes_scn else "auto"
         self.comment(f"batch {self.batch_no} ({kind}{', in a transaction that ends with ' + tx.upper() if tx != 'auto' else ''})")
         if kind == "empty":
             return kind
@@ -1623,22 +1690,22 @@ class Runner:
                     self.exec_dml(st)
         elif kind == "dim_reinsert":
             t = r.choice(parents)
-            for st in dg.reinsert(t) if t.ao is None else dg.insert(t, 1):
+            for st in dg.reinsert(t) if t.any_dml else dg.insert(t, 1):
                 self.exec_dml(st)
         elif kind == "wipe":
             # empty tables, children before parents; parents only when nothing references them
             for t in reversed(tables):
-                if r.random() < 0.6 and t.ao is None:
+                if r.random() < 0.6 and t.any_dml:
                     if any(fk.child == t.name and fk.parent == t.name for fk in s.fks):
                         own = next(fk for fk in s.fks if fk.child == t.name and fk.parent == t.name)
-                        self.exec_dml(f"UPDATE {t.name} SET {own.ccols[0]} = NULL")
-                        self.exec_dml(f"DELETE FROM {t.name}")
+                        self.exec_dml(dg.w_update(t, f"{own.ccols[0]} = NULL", None, force=True))
+                        self.exec_dml(dg.w_delete(t, None, force=True))
                     elif not dg.is_parent(t.name) or not dg.referenced(t.name):
-                        self.exec_dml(f"DELETE FROM {t.name}")
+                        self.exec_dml(dg.w_delete(t, None, force=True))
         elif kind == "touch_all":
             # every table changes: every leaf has a delta, so every term runs
             for t in tables:
-                for st in dg.update(t) if r.random() < 0.6 and t.ao is None else dg.op(t):
+                for st in dg.update(t) if r.random() < 0.6 and t.any_dml else dg.op(t):
                     self.exec_dml(st)
         else:
             pool = [r.choice(tables)] if kind == "single" else tables
@@ -1667,6 +1734,31 @@ class Runner:
                 t.ao_plan = "seq"
             plan[t.name] = 0 if r.random() < 0.8 else r.randint(1, 12)
         return plan
+
+    def plan_writes(self):
+        """Writes scenarios: tables written through openivm. A key-declared append-only table gets
+        deletes and updates through openivm and inserts either way; a rowid-declared one only
+        plain inserts; the others are recorded (every write through openivm), mixed (each
+        statement either way: a diff source must not count them twice) or plain."""
+        r = self.rng
+        for t in self.schema.tables.values():
+            if t.ao_plan == "rowid":
+                continue
+            if t.ao_plan is not None:
+                t.writes = "mixed"
+            else:
+                t.writes = r.choices([None, "mixed", "recorded"], [1, 2, 2])[0]
+
+    def declare_recorded(self, t: Table):
+        stmt = f"CALL openivm_declare_recorded({quote_str(t.name)})"
+        try:
+            self.con.execute(stmt).fetchall()
+            self.log(stmt)
+        except Exception as e:
+            self.comment(f"failed: {stmt}")
+            self.fail("openivm_declare_recorded failed", str(e).splitlines()[0])
+            return
+        self.recorded += 1
 
     def declare(self, t: Table):
         stmt = f"CALL openivm_declare_append_only({quote_str(t.name)}"
@@ -1802,7 +1894,11 @@ class Runner:
         ao_plan = self.plan_append_only() if r.random() < 0.35 else {}
         self.mode_mix = r.random() < 0.35
         self.lazy = r.random() < 0.4
-        flavours = (["append-only"] if ao_plan else []) + (["modes"] if self.mode_mix else []) + (["lazy"] if self.lazy else [])
+        self.writes_scn = r.random() < 0.3
+        if self.writes_scn:
+            self.plan_writes()
+        flavours = ((["append-only"] if ao_plan else []) + (["modes"] if self.mode_mix else [])
+                    + (["lazy"] if self.lazy else []) + (["writes"] if self.writes_scn else []))
         for f in flavours:
             self.flavours_seen[f] = self.flavours_seen.get(f, 0) + 1
         self.comment(f"seed {self.args.seed}, scenario {self.scenario_no}: {s.kind} (fk_mode={s.fk_mode}"
@@ -1820,6 +1916,12 @@ class Runner:
         for t in s.tables.values():
             if ao_plan.get(t.name) == 0:
                 self.declare(t)
+            if t.writes is not None:
+                stage = f"CREATE TABLE {stage_name(t)} AS SELECT * FROM {t.name} LIMIT 0"
+                self.con.execute(stage)
+                self.log(stage)
+            if t.writes == "recorded":
+                self.declare_recorded(t)
         dg = DataGen(r, s, self.con)
         self.vg = ViewGen(r, s)
         nviews = self.args.views_per_schema or r.randint(1, 3)
@@ -1857,7 +1959,7 @@ class Runner:
             self.batch_no = b
             last = b == n_batches
             kind = self.batch(dg)
-            if ao_plan and not last and self.broken is None and r.random() < 0.15:
+            if ao_plan and not self.writes_scn and not last and self.broken is None and r.random() < 0.15:
                 self.break_promise(dg, views)
             self.record_rowids()
             if s.fks:
@@ -1947,6 +2049,7 @@ class Runner:
         print(f"scenario flavours: {dict(sorted(self.flavours_seen.items()))}; refresh modes reported: "
               f"{dict(sorted(self.modes_seen.items()))}; openivm_refresh_all calls: {self.refresh_alls}; "
               f"openivm_verify calls: {self.verifies}")
+        print(f"writes through openivm: {self.recorded} recorded declarations, {self.through_calls} calls")
         print(f"append-only: {self.declared} declarations, {self.breaks} broken promises ({self.breaks_unread} with no feed reading the table), {self.broken_seen} refreshes "
               f"failed on them (as they must) and were repaired by mode := 'full', {self.revokes} revocations")
         if self.duckdb_errors:

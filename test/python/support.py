@@ -35,3 +35,20 @@ def mismatches(con, view, query):
     return con.execute(
         f"SELECT count(*) FROM ((FROM {view} EXCEPT ALL ({query})) UNION ALL (({query}) EXCEPT ALL FROM {view}))"
     ).fetchone()[0]
+
+
+def ducklake_extension():
+    """The DuckLake extension file of the duckdb-extension-ducklake wheel (loaded by path: plain
+    LOAD ducklake would try to download it)."""
+    import duckdb_extension_ducklake
+
+    base = pathlib.Path(duckdb_extension_ducklake.__file__).parent
+    return str(next(base.rglob("ducklake.duckdb_extension")))
+
+
+def attach_ducklake(con, directory, name="lake"):
+    """Attaches a DuckLake with a DuckDB-file catalog and local data files under `directory`."""
+    con.execute(f"LOAD '{ducklake_extension()}'")
+    con.execute(
+        f"ATTACH 'ducklake:{directory}/catalog.ducklake' AS {name} (DATA_PATH '{directory}/data')"
+    )

@@ -1,0 +1,99 @@
+//! The recorded source, and the pending batch every recording feed keeps.
+//!
+//! A table declared recorded (`openivm_declare_recorded`) is written only through
+//! `openivm_insert` / `openivm_delete` / `openivm_update`, which append the exact delta of each
+//! write to the feed's pending batch (`openivm.pending_<id>`) in the write's own transaction.
+//! A capture takes the pending batch in (netted on the feed's columns, so that a row inserted
+//! and deleted again leaves nothing) and costs O(rows written), whatever the table's size.
+//!
+//! The promise is checked where that is cheap: the table must hold exactly the rows of the last
+//! capture plus the pending batch's net rows (`row_count`, kept by every write; one `count(*)`
+//! per capture). A direct INSERT or DELETE breaks that count and fails the refresh; a direct
+//! UPDATE keeps it and cannot be seen (`openivm_verify` finds it).
+
+use super::feeds::Feed;
+use super::{temp_name, DeltaStats, Fresh};
+use crate::db::Sql;
+use crate::error::{Error, Result};
+use crate::rely::qualified;
+use crate::render::capture as sql;
+use crate::render::{self, Qualified};
+
+pub fn capture(db: &dyn Sql, feed: &Feed, name: &str, size_now: i64) -> Result<Fresh> {
+    let count = db.scalar_int(&sql::count_all(&feed.table), &[])?;
+    if count != feed.row_count {
+        return Err(Error::BrokenPromise(format!(
+            "table '{t}' was declared recorded (written only through openivm_insert, openivm_delete and \
+             openivm_update), but it holds {count} rows where {} were recorded: it was written directly. Its views \
+             cannot be maintained from the recorded writes alone: refresh with mode := 'full' to recompute and restart \
+             capture, and CALL openivm_revoke_recorded('{t}') if the table is written directly",
+            feed.row_count,
+            t = qualified(&feed.table),
+        )));
+    }
+    let (delta, stats) =
+        if feed.pending_rows > 0 { with_pending(db, feed, None, name)? } else { (None, DeltaStats::default()) };
+    Ok(Fresh {
+        delta,
+        stats,
+        watermark: None,
+        row_count: count,
+        size_seen: size_now,
+        net: None,
+        took_pending: feed.pending_rows > 0,
+    })
+}
+
+/// The batch of a capture that takes in the feed's pending batch: the rows `read` from the
+/// table (if any) and the pending rows, netted on the feed's columns, as a delta table named
+/// after `name` (None when they cancel out).
+pub fn with_pending(
+    db: &dyn Sql,
+    feed: &Feed,
+    read: Option<&Qualified>,
+    name: &str,
+) -> Result<(Option<Qualified>, DeltaStats)> {
+    let mut parts = vec![sql::pending_part(&feed.pending(), &feed.columns)];
+    if let Some(r) = read {
+        parts.push(sql::delta_of(r, &feed.columns));
+    }
+    let net = temp_name(&format!("{name}_pending_net"), 0);
+    db.execute(&render::create_temp_table_as(&net, &sql::net_of_parts(&parts, &feed.columns)))?;
+    let (stats, _) = DeltaStats::from_row(db.query(&sql::net_stats(&net))?.first())?;
+    let delta = if stats.rows > 0 {
+        let d = temp_name(&format!("{name}_pending"), 0);
+        db.execute(&render::create_temp_table_as(&d, &sql::expand_delta(&net, &feed.columns)))?;
+        Some(d)
+    } else {
+        None
+    };
+    db.execute(&render::drop_table(&net))?;
+    Ok((delta, stats))
+}
+
+/// Appends the rows of `rows` (a temp table holding the feed's columns) to the feed's pending
+/// batch with multiplicity `sign`, only those satisfying `only` when given; returns how many.
+/// The caller saves the feed.
+pub fn record(db: &dyn Sql, feed: &mut Feed, rows: &Qualified, sign: i8, only: Option<&str>) -> Result<i64> {
+    let n = match only {
+        None => db.scalar_int(&render::count_rows(rows), &[])?,
+        Some(w) => db.scalar_int(&sql::count_where(rows, w), &[])?,
+    };
+    if n > 0 {
+        db.execute(&sql::create_pending(&feed.pending(), &feed.table, &feed.columns))?;
+        db.execute(&sql::append_pending(&feed.pending(), rows, &feed.columns, sign, only))?;
+        feed.pending_rows += n;
+    }
+    Ok(n)
+}
+
+/// Appends the new rows of an update (`new_names`: the columns of `rows` holding the new values
+/// of the feed's columns) to the pending batch (+1).
+pub fn record_new(db: &dyn Sql, feed: &mut Feed, rows: &Qualified, new_names: &[String], n: i64) -> Result<()> {
+    if n > 0 {
+        db.execute(&sql::create_pending(&feed.pending(), &feed.table, &feed.columns))?;
+        db.execute(&sql::append_pending_new(&feed.pending(), rows, &feed.columns, new_names))?;
+        feed.pending_rows += n;
+    }
+    Ok(())
+}
