@@ -431,6 +431,58 @@ pub fn aggregate_weighted_in(d: Dialect, q: &ViewQuery, rows_sql: &str) -> Strin
     format!("SELECT {} FROM ({}) AS openivm_rows{}", cols.join(", "), rows_sql, group_by)
 }
 
+/// The stored columns of `aggregate_weighted` for rows that all have weight 1 (the initial fill
+/// and a recompute): DuckDB's own COUNT and SUM, without a product per row (5M rows, a SUM of
+/// an INTEGER and of a DECIMAL: 0.39 s against 1.6 s weighted). The stored result is created
+/// with `aggregate_weighted`'s types; an INSERT casts these to them.
+pub fn aggregate_fill(q: &ViewQuery, rows_sql: &str) -> String {
+    let mut cols = Vec::new();
+    let keys = key_columns(q);
+    cols.extend(keys.iter().map(|k| ident(k)));
+    cols.push(format!("COUNT(*) AS {}", ident(stored::COUNT)));
+    if let Shape::Grouped { aggregates, .. } = &q.shape {
+        for (j, a) in aggregates.iter().enumerate() {
+            let v = ident(&value_col(j));
+            let count_of = |cond: String, col: String| format!("COUNT(*) FILTER (WHERE {cond}) AS {}", ident(&col));
+            let nonnull = format!("COUNT({v}) AS {}", ident(&stored::agg_nonnull(j)));
+            let sum_col = ident(&stored::agg_sum(j));
+            match a.func {
+                AggFunc::CountStar => {}
+                AggFunc::Count => cols.push(nonnull),
+                AggFunc::Sum | AggFunc::Avg => {
+                    match SumInput::of(a.arg_type.as_deref()) {
+                        SumInput::Integer
+                            if a.arg_type.as_deref().is_some_and(|t| t.eq_ignore_ascii_case("BOOLEAN")) =>
+                        {
+                            cols.push(format!("SUM(CAST({v} AS INTEGER)) AS {sum_col}"))
+                        }
+                        SumInput::Integer | SumInput::Decimal => cols.push(format!("SUM({v}) AS {sum_col}")),
+                        SumInput::Hugeint => {
+                            cols.push(format!("SUM({v}) AS {sum_col}"));
+                            cols.push(format!("CAST(NULL AS HUGEINT) AS {}", ident(&stored::agg_subtracted(j))));
+                        }
+                        SumInput::Float => {
+                            let d = format!("CAST({v} AS DOUBLE)");
+                            cols.push(format!("SUM(CASE WHEN isfinite({d}) THEN {d} END) AS {sum_col}"));
+                            cols.push(count_of(format!("{d} = CAST('inf' AS DOUBLE)"), stored::agg_pos_inf(j)));
+                            cols.push(count_of(format!("{d} = CAST('-inf' AS DOUBLE)"), stored::agg_neg_inf(j)));
+                            cols.push(count_of(format!("isnan({d})"), stored::agg_nan(j)));
+                        }
+                        SumInput::Other => cols.push(format!("SUM({v} * {}) AS {sum_col}", ident(WEIGHT))),
+                    }
+                    cols.push(nonnull);
+                }
+            }
+        }
+    }
+    let group_by = if keys.is_empty() {
+        String::new()
+    } else {
+        format!(" GROUP BY {}", list(1..=keys.len(), ", ", |i| i.to_string()))
+    };
+    format!("SELECT {} FROM ({}) AS openivm_rows{}", cols.join(", "), rows_sql, group_by)
+}
+
 /// How a merge combines a stored column with its delta.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum MergeRule {
@@ -1031,6 +1083,33 @@ mod tests {
              SUM(\"openivm_v0\" * \"openivm_weight\") AS \"openivm_a0_sum\", \
              CAST(COALESCE(SUM(CASE WHEN \"openivm_v0\" IS NOT NULL THEN \"openivm_weight\" ELSE 0 END), 0) AS BIGINT) AS \"openivm_a0_nn\" \
              FROM (TERMS) AS openivm_rows GROUP BY 1"
+        );
+    }
+
+    #[test]
+    fn fills_stored_state_with_duckdbs_own_aggregates() {
+        let tail = " FROM (ROWS) AS openivm_rows GROUP BY 1";
+        let head = "SELECT \"openivm_g0\", COUNT(*) AS \"openivm_count\", ";
+        let nn = "COUNT(\"openivm_v0\") AS \"openivm_a0_nn\"";
+        assert_eq!(
+            aggregate_fill(&typed_sum("DECIMAL(38,2)"), "ROWS"),
+            format!("{head}SUM(\"openivm_v0\") AS \"openivm_a0_sum\", {nn}{tail}")
+        );
+        assert_eq!(
+            aggregate_fill(&typed_sum("HUGEINT"), "ROWS"),
+            format!(
+                "{head}SUM(\"openivm_v0\") AS \"openivm_a0_sum\", CAST(NULL AS HUGEINT) AS \"openivm_a0_sub\", {nn}{tail}"
+            )
+        );
+        let d = "CAST(\"openivm_v0\" AS DOUBLE)";
+        assert_eq!(
+            aggregate_fill(&typed_sum("DOUBLE"), "ROWS"),
+            format!(
+                "{head}SUM(CASE WHEN isfinite({d}) THEN {d} END) AS \"openivm_a0_sum\", \
+                 COUNT(*) FILTER (WHERE {d} = CAST('inf' AS DOUBLE)) AS \"openivm_a0_pinf\", \
+                 COUNT(*) FILTER (WHERE {d} = CAST('-inf' AS DOUBLE)) AS \"openivm_a0_ninf\", \
+                 COUNT(*) FILTER (WHERE isnan({d})) AS \"openivm_a0_nan\", {nn}{tail}"
+            )
         );
     }
 

@@ -125,6 +125,25 @@ pub fn capture(db: &dyn Sql, feed: &feeds::Feed, name: &str, size_now: i64) -> R
     }
 }
 
+/// Restarts an append-only feed from its table as it is now, without reading the new rows: for
+/// a view that recomputes and is the feed's only reader. No promise is checked (the recompute
+/// reads the table as it is).
+pub fn rebaseline(db: &dyn Sql, feed: &feeds::Feed, size_now: i64) -> Result<Fresh> {
+    let SourceKind::AppendOnly(pos) = &feed.kind else {
+        return Err(Error::Internal("only an append-only feed can restart without a capture".into()));
+    };
+    let (watermark, row_count) = append_only::baseline(db, &feed.table, pos)?;
+    Ok(Fresh {
+        delta: None,
+        stats: DeltaStats::default(),
+        watermark,
+        row_count,
+        size_seen: size_now,
+        net: None,
+        took_pending: false,
+    })
+}
+
 /// Whether a capture can be skipped: an append-only or recorded table whose appended-row count
 /// did not move since the last capture, and that has no pending batch, has no new rows (a diff
 /// table can only be known by reading it).

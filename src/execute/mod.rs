@@ -303,9 +303,10 @@ pub fn create(db: &dyn Sql, cache: &mut Cache, name: &str, query: &str) -> Resul
         // date (its batch logged for them), so that the fill below and the cursor agree.
         attach(db, &q, &at, &defaults.0)?;
         let data = free_data_table(db, &at)?;
-        let fill = render::aggregate_weighted(&q, &render::full_select(&q));
-        db.execute(&render::create_stored_table(&data, &describe(db, &fill)?))?;
-        db.execute(&render::insert_into(&data, &fill))?;
+        // The stored columns get the types refreshes produce; the fill is cast to them.
+        let weighted = render::aggregate_weighted(&q, &render::full_select(&q));
+        db.execute(&render::create_stored_table(&data, &describe(db, &weighted)?))?;
+        db.execute(&render::insert_into(&data, &render::aggregate_fill(&q, &render::full_select(&q))))?;
         let data_columns = SqlCatalog::new(db).columns(&data.table_id())?;
         let sum_kinds: Vec<render::SumKind> = (0..q.aggregate_count())
             .map(|j| {

@@ -117,6 +117,30 @@ pub fn choose(requested: Requested, run_masks: &[u32], delta_rows: &[u64], table
     }
 }
 
+/// The choice before capture for a view over append-only tables, from their appended-row counts
+/// (what `duckdb_tables()` reports beyond what the last capture saw, per leaf): when auto would
+/// recompute anyway because much changed, or a recompute was requested, a table only this view
+/// reads need not be captured at all (its feed restarts from the table as the recompute reads
+/// it). Returns why, or None to capture as usual.
+pub fn full_before_capture(requested: Requested, appended: &[u64], table_rows: &[u64]) -> Option<String> {
+    match requested {
+        Requested::Full => Some("mode := 'full' was requested".into()),
+        Requested::Incremental => None,
+        Requested::Auto => {
+            let full: u64 = table_rows.iter().sum();
+            let share = delta_share(appended, table_rows);
+            (full >= FULL_MIN_ROWS && share > FULL_ABOVE_DELTA_SHARE).then(|| {
+                format!(
+                    "auto: about {:.1}% of the changed tables' rows were appended (more than {:.0}%); a recompute \
+                     is cheaper, and the new rows were not captured",
+                    share * 100.0,
+                    FULL_ABOVE_DELTA_SHARE * 100.0
+                )
+            })
+        }
+    }
+}
+
 /// The choice before capture for a view whose capture reads whole tables (a diff source): when
 /// the last incremental refresh cost more than the last recompute, recomputing without
 /// capturing is cheaper, and the view stops tracking changes until an incremental refresh is
@@ -178,6 +202,18 @@ mod tests {
     fn delta_share_counts_only_changed_tables() {
         assert_eq!(delta_share(&[100, 0], &[1000, 1_000_000]), 0.1);
         assert_eq!(delta_share(&[0, 0], &[1000, 10]), 0.0);
+    }
+
+    #[test]
+    fn recomputes_before_capture_when_much_was_appended() {
+        // 10% appended to a 1M-row fact: recompute without capturing; 1%: capture as usual.
+        let why = full_before_capture(Requested::Auto, &[100_000, 0], &[1_000_000, 10_000]).unwrap();
+        assert!(why.contains("10.0%"), "{why}");
+        assert!(full_before_capture(Requested::Auto, &[10_000, 0], &[1_000_000, 10_000]).is_none());
+        // small tables stay incremental; forced modes are obeyed
+        assert!(full_before_capture(Requested::Auto, &[500, 0], &[1_000, 100]).is_none());
+        assert!(full_before_capture(Requested::Full, &[0, 0], &[1_000, 100]).is_some());
+        assert!(full_before_capture(Requested::Incremental, &[900_000, 0], &[1_000_000, 10]).is_none());
     }
 
     #[test]

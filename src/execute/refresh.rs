@@ -108,6 +108,8 @@ struct Go {
     pruning: bool,
     /// The view's feeds as the first transaction read them (None: read them again).
     feeds: Option<Vec<Feed>>,
+    /// A recompute decided before capture, and why (`mode::full_before_capture`).
+    full_first: Option<String>,
 }
 
 impl Go {
@@ -140,8 +142,26 @@ fn first_transaction(db: &dyn Sql, cache: &mut Cache, name: &str, opts: &Options
     let at = &c.view.at;
     let feeds = feeds::of_view(db, &at.catalog, &at.schema, &at.name)?;
     let mut inputs: Vec<Option<Input>> = Vec::new();
+    // Much appended to append-only tables: recompute, and capture only what other views need.
+    let full_first = {
+        let appended: Option<Vec<u64>> = c
+            .leaf_table
+            .iter()
+            .map(|&k| {
+                let f = feed_of(&feeds, &c, k)?;
+                let append_only = matches!(f.kind, SourceKind::AppendOnly(_)) && f.kind == c.sources[k];
+                append_only.then(|| (sizes[k] - f.size_seen).max(0) as u64)
+            })
+            .collect();
+        let rows: Vec<u64> = c.leaf_table.iter().map(|&k| sizes[k].max(0) as u64).collect();
+        match appended {
+            Some(a) => mode::full_before_capture(requested, &a, &rows),
+            None if requested == Requested::Full => mode::full_before_capture(requested, &[], &[]),
+            None => None,
+        }
+    };
     // A full refresh, or a view whose feed was rebuilt, captures in the second transaction only.
-    let later = requested == Requested::Full || feeds.iter().any(|f| f.cursor < 0);
+    let later = full_first.is_some() || feeds.iter().any(|f| f.cursor < 0);
     for (k, &size) in sizes.iter().enumerate() {
         if later {
             inputs.push(None);
@@ -184,7 +204,7 @@ fn first_transaction(db: &dyn Sql, cache: &mut Cache, name: &str, opts: &Options
     if nothing {
         return Ok(First::NothingToDo { c });
     }
-    Ok(First::Go(Go { key, c, sizes, inputs, requested, pruning, feeds: Some(feeds) }))
+    Ok(First::Go(Go { key, c, sizes, inputs, requested, pruning, feeds: Some(feeds), full_first }))
 }
 
 fn second_transaction(
@@ -193,7 +213,7 @@ fn second_transaction(
     capture_started: Instant,
     mut round: Option<&mut Round>,
 ) -> Result<Prepared> {
-    let Go { key, c, sizes, inputs: mut captured, requested, pruning, feeds: known_feeds } = go;
+    let Go { key, c, sizes, inputs: mut captured, requested, pruning, feeds: known_feeds, full_first } = go;
     let t2_started = Instant::now();
     let at = c.view.at.clone();
     // The feeds cannot change between the two transactions of one refresh (only openivm writes
@@ -251,6 +271,25 @@ fn second_transaction(
         let mut switch_to = (feed.kind != c.sources[k]).then(|| c.sources[k].clone());
         let columns = &c.read_columns[k];
         let name = capture::temp_name("delta", k);
+        // A recompute decided before capture needs no batch of a table only this view reads.
+        // (Not with writes recorded through openivm waiting: those must be applied or dropped.)
+        let sole_append_only =
+            matches!(feed.kind, SourceKind::AppendOnly(_)) && feed.consumers == 1 && feed.pending_rows == 0;
+        if full_first.is_some() && round.is_none() && sole_append_only && switch_to.is_none() && feed.cursor >= 0 {
+            let fresh = capture::rebaseline(db, &feed, sizes[k])?;
+            let stats = DeltaStats::default();
+            inputs.push(Input {
+                feed,
+                fresh,
+                delta: None,
+                stats,
+                bounded: None,
+                switch_to,
+                round_owned: false,
+                shared_delta: false,
+            });
+            continue;
+        }
         if let Some(r) = round.as_deref_mut() {
             if let Some((batch, seq, _)) = r.batches.get(&feed.id) {
                 // The feed's log ends before the round's batch: read it as of the batch before.
@@ -273,26 +312,27 @@ fn second_transaction(
             }
         }
         let first_in_round = round.as_deref_mut().map(|r| r.captured.insert(feed.id));
-        let fresh = if first_in_round == Some(false) {
-            capture::unchanged(&feed)
-        } else {
-            // A round keeps its batches until its end: one name per feed.
-            let fresh_name =
-                if first_in_round.is_some() { format!("fresh_f{}", feed.id) } else { format!("fresh_{k}") };
-            match capture::capture(db, &feed, &fresh_name, sizes[k]) {
-                Ok(fresh) => fresh,
-                // A full refresh repairs a broken promise, and a revoked declaration is no
-                // promise any more: the feed restarts from the table as it is, this view is
-                // recomputed, and the feed's other views recompute at their next refresh.
-                Err(Error::BrokenPromise(why)) if requested == Requested::Full || switch_to.is_some() => {
-                    feeds::rebuild(db, &mut feed, &c.sources[k], &at.schema, &at.name)?;
-                    rebuilt.push(why);
-                    switch_to = None;
-                    capture::unchanged(&feed)
+        let fresh =
+            if first_in_round == Some(false) || (switch_to.is_none() && capture::surely_unchanged(&feed, sizes[k])) {
+                capture::unchanged(&feed)
+            } else {
+                // A round keeps its batches until its end: one name per feed.
+                let fresh_name =
+                    if first_in_round.is_some() { format!("fresh_f{}", feed.id) } else { format!("fresh_{k}") };
+                match capture::capture(db, &feed, &fresh_name, sizes[k]) {
+                    Ok(fresh) => fresh,
+                    // A full refresh repairs a broken promise, and a revoked declaration is no
+                    // promise any more: the feed restarts from the table as it is, this view is
+                    // recomputed, and the feed's other views recompute at their next refresh.
+                    Err(Error::BrokenPromise(why)) if requested == Requested::Full || switch_to.is_some() => {
+                        feeds::rebuild(db, &mut feed, &c.sources[k], &at.schema, &at.name)?;
+                        rebuilt.push(why);
+                        switch_to = None;
+                        capture::unchanged(&feed)
+                    }
+                    Err(e) => return Err(e),
                 }
-                Err(e) => return Err(e),
-            }
-        };
+            };
         let (delta, stats) = feeds::view_delta(db, &feed, &fresh, columns, &name)?;
         let round_owned = first_in_round == Some(true) && fresh.delta.is_some();
         inputs.push(Input { feed, fresh, delta, stats, bounded: None, switch_to, round_owned, shared_delta: false });
@@ -315,6 +355,8 @@ fn second_transaction(
         (Mode::Full, "the change state of a table was rebuilt by a full refresh of another view; recomputed".into())
     } else if !rebuilt.is_empty() {
         (Mode::Full, format!("recomputed, and change capture restarted: {}", rebuilt.join("; ")))
+    } else if let Some(why) = full_first {
+        (Mode::Full, why)
     } else {
         mode::choose(requested, &run_masks, &leaf_rows, &leaf_table_rows)
     };
@@ -467,7 +509,7 @@ impl Prepared {
     fn recompute(&self, db: &dyn Sql) -> Result<()> {
         let data = &self.c.view.data;
         db.execute(&render::delete_all(data))?;
-        db.execute(&render::insert_into(data, &render::aggregate_weighted(&self.c.q, &self.full_sql())))
+        db.execute(&render::insert_into(data, &render::aggregate_fill(&self.c.q, &self.full_sql())))
     }
 
     fn discard(&self, db: &dyn Sql) -> Result<()> {
@@ -592,7 +634,7 @@ pub fn refresh_all(db: &dyn Sql, cache: &mut Cache, opts: Options) -> Result<Vec
             let requested = requested_mode(&settings, &opts);
             let pruning = opts.fk_pruning.unwrap_or(settings.fk_pruning);
             let inputs = (0..c.tables.len()).map(|_| None).collect();
-            let go = Go { key, c, sizes, inputs, requested, pruning, feeds: None };
+            let go = Go { key, c, sizes, inputs, requested, pruning, feeds: None, full_first: None };
             let p = second_transaction(db, go, started, Some(&mut round))?;
             let (p, counts, total_ms) = finish(db, cache, p, started, Some(&mut round))?;
             done.push((p.key.clone(), p.mode, total_ms, report(&p, counts, started)));
