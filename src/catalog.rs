@@ -76,6 +76,33 @@ pub fn table_name(s: &str) -> Result<TableName> {
     Ok(TableName { catalog, schema, name })
 }
 
+/// The database a view name means and the name within it. `catalog.schema.name` names the
+/// database; `x.name` is schema `x` of the home database, or the `main` schema of the attached
+/// database `x` (both is ambiguous, as in DuckDB); a one-part name is in the home database.
+/// `first_is_schema` / `first_is_database`: whether the first part of a two-part name is a
+/// schema of the home database / an attached database.
+pub fn view_database(
+    name: &TableName,
+    home: &str,
+    first_is_schema: bool,
+    first_is_database: bool,
+) -> Result<(String, TableName)> {
+    let within = |schema: Option<String>| TableName { catalog: None, schema, name: name.name.clone() };
+    match (&name.catalog, &name.schema) {
+        (Some(c), schema) if !c.eq_ignore_ascii_case(home) => Ok((c.clone(), within(schema.clone()))),
+        (None, Some(x)) if first_is_database && !x.eq_ignore_ascii_case(home) => {
+            if first_is_schema {
+                return Err(Error::InvalidArgument(format!(
+                    "'{x}.{n}' is ambiguous: '{x}' is both a schema and an attached database; write {home}.{x}.{n} or {x}.main.{n}",
+                    n = name.name
+                )));
+            }
+            Ok((x.clone(), within(Some("main".into()))))
+        }
+        (_, schema) => Ok((home.to_string(), within(schema.clone()))),
+    }
+}
+
 /// A relation found in the catalog.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Candidate {
@@ -205,6 +232,22 @@ impl Catalog for SqlCatalog<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn n(catalog: Option<&str>, schema: Option<&str>, name: &str) -> TableName {
+        TableName { catalog: catalog.map(Into::into), schema: schema.map(Into::into), name: name.into() }
+    }
+
+    #[test]
+    fn a_view_name_picks_its_database() {
+        let at = |t: &TableName, schema, database| view_database(t, "shop", schema, database).unwrap();
+        assert_eq!(at(&n(None, None, "v"), false, false), ("shop".into(), n(None, None, "v")));
+        assert_eq!(at(&n(None, Some("s"), "v"), true, false), ("shop".into(), n(None, Some("s"), "v")));
+        assert_eq!(at(&n(None, Some("other"), "v"), false, true), ("other".into(), n(None, Some("main"), "v")));
+        assert_eq!(at(&n(Some("other"), Some("s"), "v"), false, false), ("other".into(), n(None, Some("s"), "v")));
+        // the home database named explicitly is the home database
+        assert_eq!(at(&n(Some("SHOP"), Some("s"), "v"), false, false), ("shop".into(), n(None, Some("s"), "v")));
+        assert!(view_database(&n(None, Some("x"), "v"), "shop", true, true).is_err());
+    }
 
     fn cand(c: &str, s: &str) -> Candidate {
         Candidate { catalog: c.into(), schema: s.into(), name: "fact".into(), kind: RelationKind::Table }

@@ -23,6 +23,13 @@ pub trait Sql {
         self.query_with(sql, &[]).map(|_| ())
     }
 
+    /// Makes `catalog` the connection's default database (`USE`): unqualified names of later
+    /// statements resolve there. A connection that keeps prepared statements keeps them per
+    /// default database (a statement is bound where it was prepared).
+    fn use_database(&self, catalog: &str) -> Result<()> {
+        self.execute(&crate::render::use_database(catalog))
+    }
+
     fn execute_with(&self, sql: &str, params: &[&str]) -> Result<()> {
         self.query_with(sql, params).map(|_| ())
     }

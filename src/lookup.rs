@@ -10,8 +10,7 @@ use crate::execute::cache::Cache;
 use crate::sql::views::FIND as VIEW_FIND;
 
 /// Whether `arg` names a maintained view, resolved as the executor resolves it: in the database
-/// openivm was loaded into, in the given or the default schema. A name of another database is an
-/// error, as it is for every openivm function.
+/// the call works in (see `execute::database`), in the given or the default schema.
 pub fn view_exists(db: &dyn Sql, cache: &mut Cache, arg: &str) -> Result<bool> {
     if cache.knows(db, arg)? {
         return Ok(true);
@@ -21,7 +20,7 @@ pub fn view_exists(db: &dyn Sql, cache: &mut Cache, arg: &str) -> Result<bool> {
     if let Some(c) = &name.catalog {
         if !c.eq_ignore_ascii_case(&default_catalog) {
             return Err(Error::InvalidArgument(format!(
-                "views are kept in the database openivm was loaded into ('{default_catalog}'); '{arg}' names another database"
+                "'{arg}' names another database than the one this call works in ('{default_catalog}')"
             )));
         }
     }

@@ -17,6 +17,11 @@ pub fn ident(s: &str) -> String {
     Dialect::DuckDb.ident(s)
 }
 
+/// Makes `catalog` the connection's default database.
+pub fn use_database(catalog: &str) -> String {
+    format!("USE {}", ident(catalog))
+}
+
 /// A string literal.
 pub fn literal(s: &str) -> String {
     format!("'{}'", s.replace('\'', "''"))

@@ -3,6 +3,7 @@
 //! recompute, advance the cursors), explain (the same plan, not applied), drop.
 
 pub mod cache;
+pub mod database;
 pub mod full;
 pub mod mode;
 pub mod refresh;
@@ -26,6 +27,7 @@ use crate::settings;
 use crate::strategy::{self, Strategy};
 
 pub use cache::Cache;
+pub use database::Session;
 
 use crate::sql::capture::HISTORY_INSERT;
 use crate::sql::catalog::PARSE_TREE;
@@ -73,7 +75,7 @@ fn view_location(defaults: &(String, String), arg: &str) -> Result<Qualified> {
     if let Some(c) = &name.catalog {
         if !c.eq_ignore_ascii_case(default_catalog) {
             return Err(Error::InvalidArgument(format!(
-                "views are kept in the database openivm was loaded into ('{default_catalog}'); '{arg}' names another database"
+                "'{arg}' names another database than the one this call works in ('{default_catalog}')"
             )));
         }
     }

@@ -15,11 +15,14 @@ use crate::error::{Error, Result};
 /// time; the shell serializes access with a lock (see `shell::instance`).
 pub struct Connection {
     raw: ffi::duckdb_connection,
-    /// Prepared statements of the fixed, parameterized SQL (sql/**/*.sql), by text: prepared
-    /// once per connection instead of once per use (parsing and planning are most of what a
-    /// small metadata statement costs). DuckDB rebinds a prepared statement by itself when the
-    /// catalog changed since it was prepared.
-    prepared: std::cell::RefCell<std::collections::HashMap<String, ffi::duckdb_prepared_statement>>,
+    /// Prepared statements of the fixed, parameterized SQL (sql/**/*.sql), by default database
+    /// and text: prepared once per connection instead of once per use (parsing and planning are
+    /// most of what a small metadata statement costs). DuckDB rebinds a prepared statement by
+    /// itself when the catalog changed since it was prepared, but not when the default database
+    /// changed (`use_database`), hence the database in the key.
+    prepared: std::cell::RefCell<std::collections::HashMap<(String, String), ffi::duckdb_prepared_statement>>,
+    /// The default database as `use_database` last set it ('' until then: the one of LOAD).
+    database: std::cell::RefCell<String>,
 }
 
 // SAFETY: a duckdb_connection is not tied to the thread that made it; access is serialized by
@@ -37,7 +40,7 @@ impl Connection {
         if state != ffi::duckdb_state_DuckDBSuccess || raw.is_null() {
             return Err(Error::Internal("could not open a connection to the database".into()));
         }
-        Ok(Connection { raw, prepared: Default::default() })
+        Ok(Connection { raw, prepared: Default::default(), database: Default::default() })
     }
 
     pub fn raw(&self) -> ffi::duckdb_connection {
@@ -46,7 +49,8 @@ impl Connection {
 
     /// The prepared statement of `sql`, prepared on first use.
     fn prepared_statement(&self, sql: &str, c_sql: &CString) -> Result<ffi::duckdb_prepared_statement> {
-        if let Some(&stmt) = self.prepared.borrow().get(sql) {
+        let key = (self.database.borrow().clone(), sql.to_string());
+        if let Some(&stmt) = self.prepared.borrow().get(&key) {
             return Ok(stmt);
         }
         let mut stmt: ffi::duckdb_prepared_statement = ptr::null_mut();
@@ -57,7 +61,7 @@ impl Connection {
                 return Err(Error::Sql { message, sql: sql.to_string() });
             }
         }
-        self.prepared.borrow_mut().insert(sql.to_string(), stmt);
+        self.prepared.borrow_mut().insert(key, stmt);
         Ok(stmt)
     }
 
@@ -130,6 +134,13 @@ impl Sql for Connection {
             line.chars().take(width).collect::<String>()
         );
         outcome
+    }
+
+    /// `USE`, and from now on the prepared statements of that database.
+    fn use_database(&self, catalog: &str) -> Result<()> {
+        self.execute(&crate::render::use_database(catalog))?;
+        *self.database.borrow_mut() = catalog.to_lowercase();
+        Ok(())
     }
 }
 

@@ -11,7 +11,9 @@ use crate::{compile_only, lookup, rely, settings, write};
 
 fn create(inst: &Call, args: &Args) -> Result<Rows> {
     let (name, query) = (args.text(0, "view_name")?, args.text(1, "query")?);
-    let c = inst.with_session(|db, cache| execute::create(db, cache, name, query))?;
+    let c = inst.with_session(|db, s| {
+        s.in_database(db, Some(name), |db, cache, name| execute::create(db, cache, name, query))
+    })?;
     Ok(vec![vec![Value::Text(c.view), Value::Int(c.rows), Value::Text(c.strategy.as_str().to_string())]])
 }
 
@@ -42,26 +44,32 @@ fn report_row(r: refresh::RefreshReport) -> Vec<Value> {
 fn refresh_one(inst: &Call, args: &Args) -> Result<Rows> {
     let name = args.text(0, "view_name")?;
     let opts = options(args)?;
-    let r = inst.with_session(|db, cache| refresh::refresh(db, cache, name, opts))?;
+    let r = inst.with_session(|db, s| {
+        s.in_database(db, Some(name), |db, cache, name| refresh::refresh(db, cache, name, opts))
+    })?;
     Ok(vec![report_row(r)])
 }
 
 fn refresh_all(inst: &Call, args: &Args) -> Result<Rows> {
     let opts = options(args)?;
-    let reports = inst.with_session(|db, cache| refresh::refresh_all(db, cache, opts))?;
+    let reports =
+        inst.with_session(|db, s| s.in_database(db, None, |db, cache, _| refresh::refresh_all(db, cache, opts)))?;
     Ok(reports.into_iter().map(report_row).collect())
 }
 
 fn drop(inst: &Call, args: &Args) -> Result<Rows> {
     let name = args.text(0, "view_name")?;
-    let view = inst.with_session(|db, cache| execute::drop_view(db, cache, name))?;
+    let view = inst
+        .with_session(|db, s| s.in_database(db, Some(name), |db, cache, name| execute::drop_view(db, cache, name)))?;
     Ok(vec![vec![Value::Text(view), Value::Bool(true)]])
 }
 
 fn explain(inst: &Call, args: &Args) -> Result<Rows> {
     let name = args.text(0, "view_name")?;
     let opts = options(args)?;
-    let rows = inst.with_session(|db, cache| refresh::explain(db, cache, name, opts))?;
+    let rows = inst.with_session(|db, s| {
+        s.in_database(db, Some(name), |db, cache, name| refresh::explain(db, cache, name, opts))
+    })?;
     Ok(rows
         .into_iter()
         .map(|r| {
@@ -82,7 +90,9 @@ fn explain(inst: &Call, args: &Args) -> Result<Rows> {
 fn verify(inst: &Call, args: &Args) -> Result<Rows> {
     let name = args.text(0, "view_name")?;
     let repair = args.flag("repair").unwrap_or(false);
-    let v = inst.with_session(|db, cache| execute::verify::verify(db, cache, name, repair))?;
+    let v = inst.with_session(|db, s| {
+        s.in_database(db, Some(name), |db, cache, name| execute::verify::verify(db, cache, name, repair))
+    })?;
     Ok(vec![vec![
         Value::Text(v.view),
         Value::Int(v.missing_rows),
@@ -94,9 +104,9 @@ fn verify(inst: &Call, args: &Args) -> Result<Rows> {
 
 fn set(inst: &Call, args: &Args) -> Result<Rows> {
     let (name, value) = (args.text(0, "name")?, args.text(1, "value")?);
-    let stored = inst.with_session(|db, cache| {
-        cache.invalidate();
-        execute::in_transaction(db, || settings::set(db, name, value))
+    let stored = inst.with_session(|db, s| {
+        s.invalidate();
+        s.in_database(db, None, |db, _, _| execute::in_transaction(db, || settings::set(db, name, value)))
     })?;
     Ok(vec![vec![Value::Text(name.to_ascii_lowercase()), Value::Text(stored)]])
 }
@@ -106,9 +116,9 @@ fn declare_rely_fk(inst: &Call, args: &Args) -> Result<Rows> {
     let child_cols = args.text(1, "child_columns")?;
     let parent = args.text(2, "parent_table")?;
     let parent_cols = args.text(3, "parent_columns")?;
-    let d = inst.with_session(|db, cache| {
-        cache.invalidate();
-        rely::declare(db, child, child_cols, parent, parent_cols)
+    let d = inst.with_session(|db, s| {
+        s.invalidate();
+        s.in_database(db, None, |db, _, _| rely::declare(db, child, child_cols, parent, parent_cols))
     })?;
     Ok(vec![vec![
         Value::Text(d.child),
@@ -123,9 +133,9 @@ fn revoke_rely_fk(inst: &Call, args: &Args) -> Result<Rows> {
     let child_cols = args.text(1, "child_columns")?;
     let parent = args.text(2, "parent_table")?;
     let parent_cols = args.text(3, "parent_columns")?;
-    let (d, revoked) = inst.with_session(|db, cache| {
-        cache.invalidate();
-        rely::revoke(db, child, child_cols, parent, parent_cols)
+    let (d, revoked) = inst.with_session(|db, s| {
+        s.invalidate();
+        s.in_database(db, None, |db, _, _| rely::revoke(db, child, child_cols, parent, parent_cols))
     })?;
     Ok(vec![vec![
         Value::Text(d.child),
@@ -139,36 +149,36 @@ fn revoke_rely_fk(inst: &Call, args: &Args) -> Result<Rows> {
 fn declare_append_only(inst: &Call, args: &Args) -> Result<Rows> {
     let table = args.text(0, "table_name")?;
     let key = args.named_text("key");
-    let d = inst.with_session(|db, cache| {
-        cache.invalidate();
-        declare::declare(db, table, key)
+    let d = inst.with_session(|db, s| {
+        s.invalidate();
+        s.in_database(db, None, |db, _, _| declare::declare(db, table, key))
     })?;
     Ok(vec![vec![Value::Text(d.table), Value::Text(d.key)]])
 }
 
 fn revoke_append_only(inst: &Call, args: &Args) -> Result<Rows> {
     let table = args.text(0, "table_name")?;
-    let (t, revoked) = inst.with_session(|db, cache| {
-        cache.invalidate();
-        declare::revoke(db, table, declare::Promise::AppendOnly)
+    let (t, revoked) = inst.with_session(|db, s| {
+        s.invalidate();
+        s.in_database(db, None, |db, _, _| declare::revoke(db, table, declare::Promise::AppendOnly))
     })?;
     Ok(vec![vec![Value::Text(t), Value::Bool(revoked)]])
 }
 
 fn declare_recorded(inst: &Call, args: &Args) -> Result<Rows> {
     let table = args.text(0, "table_name")?;
-    let d = inst.with_session(|db, cache| {
-        cache.invalidate();
-        declare::declare_recorded(db, table)
+    let d = inst.with_session(|db, s| {
+        s.invalidate();
+        s.in_database(db, None, |db, _, _| declare::declare_recorded(db, table))
     })?;
     Ok(vec![vec![Value::Text(d.table)]])
 }
 
 fn revoke_recorded(inst: &Call, args: &Args) -> Result<Rows> {
     let table = args.text(0, "table_name")?;
-    let (t, revoked) = inst.with_session(|db, cache| {
-        cache.invalidate();
-        declare::revoke(db, table, declare::Promise::Recorded)
+    let (t, revoked) = inst.with_session(|db, s| {
+        s.invalidate();
+        s.in_database(db, None, |db, _, _| declare::revoke(db, table, declare::Promise::Recorded))
     })?;
     Ok(vec![vec![Value::Text(t), Value::Bool(revoked)]])
 }
@@ -179,25 +189,33 @@ fn written_row(w: write::Written) -> Rows {
 
 fn insert(inst: &Call, args: &Args) -> Result<Rows> {
     let (table, query) = (args.text(0, "table_name")?, args.text(1, "query")?);
-    Ok(written_row(inst.with_session(|db, cache| write::insert(db, cache, table, query))?))
+    Ok(written_row(
+        inst.with_session(|db, s| s.in_database(db, None, |db, cache, _| write::insert(db, cache, table, query)))?,
+    ))
 }
 
 fn delete(inst: &Call, args: &Args) -> Result<Rows> {
     let table = args.text(0, "table_name")?;
     let predicate = args.opt_text(1);
-    Ok(written_row(inst.with_session(|db, cache| write::delete(db, cache, table, predicate))?))
+    Ok(written_row(
+        inst.with_session(|db, s| s.in_database(db, None, |db, cache, _| write::delete(db, cache, table, predicate)))?,
+    ))
 }
 
 fn update(inst: &Call, args: &Args) -> Result<Rows> {
     let (table, assignments) = (args.text(0, "table_name")?, args.text(1, "assignments")?);
     let predicate = args.opt_text(2);
-    Ok(written_row(inst.with_session(|db, cache| write::update(db, cache, table, assignments, predicate))?))
+    Ok(written_row(inst.with_session(|db, s| {
+        s.in_database(db, None, |db, cache, _| write::update(db, cache, table, assignments, predicate))
+    })?))
 }
 
 fn compile_with_facts(inst: &Call, args: &Args) -> Result<Rows> {
     let (name, facts) = (args.text(0, "view_name")?, args.text(1, "facts")?);
     let dialect = args.named_text("dialect");
-    let program = inst.with_session(|db, cache| compile_only::compile(db, cache, name, facts, dialect))?;
+    let program = inst.with_session(|db, s| {
+        s.in_database(db, Some(name), |db, cache, name| compile_only::compile(db, cache, name, facts, dialect))
+    })?;
     Ok(program
         .into_iter()
         .map(|s| vec![Value::Int(s.order), Value::Text(s.kind.to_string()), Value::Text(s.sql)])
@@ -217,7 +235,9 @@ fn view_name(args: &Args) -> Result<&str> {
 /// The view named by the first argument must be a maintained view.
 fn known_view(inst: &Instance, args: &Args) -> Result<()> {
     let name = view_name(args)?;
-    if inst.with_session_now(|db, cache| lookup::view_exists(db, cache, name))? {
+    if inst
+        .with_session(|db, s| s.in_database(db, Some(name), |db, cache, name| lookup::view_exists(db, cache, name)))?
+    {
         Ok(())
     } else {
         Err(Error::UnknownView(name.to_string()))
@@ -240,7 +260,10 @@ fn valid_new_view(_: &Instance, args: &Args) -> Result<()> {
 fn valid_compile(inst: &Instance, args: &Args) -> Result<()> {
     known_view(inst, args)?;
     let (name, facts) = (args.text(0, "view_name")?, args.text(1, "facts")?);
-    inst.with_connection(|db| compile_only::validate(db, name, facts, args.named_text("dialect")))
+    let dialect = args.named_text("dialect");
+    inst.with_session(|db, s| {
+        s.in_database(db, Some(name), |db, _, name| compile_only::validate(db, name, facts, dialect))
+    })
 }
 
 fn valid_setting(_: &Instance, args: &Args) -> Result<()> {

@@ -273,18 +273,24 @@ impl<C: Sql + Send> Gate<C> {
         self.run_now(sql, params)
     }
 
-    fn run_now(&self, sql: &str, params: &[&str]) -> Result<Vec<Row>> {
-        let effect = tx_effect(sql);
+    /// Runs `f` on the connection as the holder's current statement (watched by waiters).
+    fn on_connection<T>(&self, f: impl FnOnce(&C) -> Result<T>) -> Result<T> {
         lock(&self.state).statement_since = Some(Instant::now());
         let outcome = {
             let conn = lock(&self.conn);
             match conn.as_ref() {
-                Some(c) => c.query_with(sql, params),
+                Some(c) => f(c),
                 None => Err(Error::Released),
             }
         };
+        lock(&self.state).statement_since = None;
+        outcome
+    }
+
+    fn run_now(&self, sql: &str, params: &[&str]) -> Result<Vec<Row>> {
+        let effect = tx_effect(sql);
+        let outcome = self.on_connection(|c| c.query_with(sql, params));
         let mut st = lock(&self.state);
-        st.statement_since = None;
         match (effect, outcome.is_ok()) {
             (TxEffect::Begin, true) => st.tx_open = true,
             (TxEffect::Commit, true) | (TxEffect::Rollback, _) => {
@@ -394,6 +400,10 @@ impl<C: Sql + Send> Lease<'_, C> {
 impl<C: Sql + Send> Sql for Lease<'_, C> {
     fn query_with(&self, sql: &str, params: &[&str]) -> Result<Vec<Row>> {
         self.gate.run(sql, params)
+    }
+
+    fn use_database(&self, catalog: &str) -> Result<()> {
+        self.gate.on_connection(|c| c.use_database(catalog))
     }
 }
 

@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use crate::db::Sql;
 use crate::error::Result;
-use crate::execute::Cache;
+use crate::execute::Session;
 use crate::shell::ffi::Connection;
 use crate::shell::gate::{with_lease, with_lease_deferred, Gate, Parked};
 
@@ -42,13 +42,14 @@ fn nested_wait() -> Duration {
 
 pub struct Instance {
     gate: Arc<Gate<Connection>>,
-    /// Compiled views and settings of this database (used only while the gate is held).
-    cache: Mutex<Cache>,
+    /// The home database and the compiled views and settings per database (used only while the
+    /// gate is held).
+    session: Mutex<Session>,
 }
 
 impl Instance {
     pub fn new(conn: Connection) -> Arc<Instance> {
-        Arc::new(Instance { gate: Arc::new(Gate::new(conn, nested_wait())), cache: Mutex::new(Cache::default()) })
+        Arc::new(Instance { gate: Arc::new(Gate::new(conn, nested_wait())), session: Mutex::new(Session::default()) })
     }
 
     /// Runs `f` with the kept connection, serializing callers. A panic in `f` is returned as an
@@ -67,17 +68,17 @@ impl Instance {
         with_lease_deferred(&self.gate, f)
     }
 
-    /// `with_connection` with this database's cache of compiled views.
-    pub fn with_session_now<T>(&self, f: impl FnOnce(&dyn Sql, &mut Cache) -> Result<T>) -> Result<T> {
-        self.with_connection(|db| f(db, &mut self.cache.lock().unwrap_or_else(|p| p.into_inner())))
-    }
-
-    /// `with_connection_deferred` with this database's cache of compiled views.
+    /// `with_connection_deferred` with the session (home database, caches).
     pub fn with_session_deferred<T>(
         &self,
-        f: impl FnOnce(&dyn Sql, &mut Cache) -> Result<T>,
+        f: impl FnOnce(&dyn Sql, &mut Session) -> Result<T>,
     ) -> Result<(T, Option<Parked<Connection>>)> {
-        self.with_connection_deferred(|db| f(db, &mut self.cache.lock().unwrap_or_else(|p| p.into_inner())))
+        self.with_connection_deferred(|db| f(db, &mut self.session.lock().unwrap_or_else(|p| p.into_inner())))
+    }
+
+    /// `with_connection` with the session (for the read-only checks at bind).
+    pub fn with_session<T>(&self, f: impl FnOnce(&dyn Sql, &mut Session) -> Result<T>) -> Result<T> {
+        self.with_connection(|db| f(db, &mut self.session.lock().unwrap_or_else(|p| p.into_inner())))
     }
 
     /// Starts the watchdog that releases the kept connection once no one else is connected.

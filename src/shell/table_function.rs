@@ -111,7 +111,7 @@ impl<'a> Call<'a> {
     /// Runs `f` with the kept connection and the database's cache of compiled views. Its last
     /// COMMIT is held back until the statement reaches the function callback (see the module's
     /// comment).
-    pub fn with_session<T>(&self, f: impl FnOnce(&dyn Sql, &mut crate::execute::Cache) -> Result<T>) -> Result<T> {
+    pub fn with_session<T>(&self, f: impl FnOnce(&dyn Sql, &mut crate::execute::Session) -> Result<T>) -> Result<T> {
         // A second use in one call commits the first's work first (the gate does that on
         // acquire); the earlier `Parked` then only reports that outcome.
         let earlier = self.parked.borrow_mut().take();

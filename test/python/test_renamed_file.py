@@ -138,3 +138,47 @@ class RenamedFileTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class AttachedDatabaseTest(unittest.TestCase):
+    """A view created in an attached file lives in that file: another process that opens or
+    attaches the file sees it, and refreshes it with the extension loaded there."""
+
+    def test_a_view_in_an_attached_file_is_seen_by_other_processes(self):
+        import subprocess
+        import sys
+
+        with tempfile.TemporaryDirectory() as d:
+            home, lake = os.path.join(d, "home.db"), os.path.join(d, "sales.db")
+            con = connect(home)
+            con.execute(f"ATTACH '{lake}' AS sales")
+            con.execute("CREATE TABLE sales.f(k INTEGER, amount INTEGER)")
+            con.execute("INSERT INTO sales.f SELECT i % 4, i FROM range(20) r(i)")
+            con.execute("CALL openivm_create('sales.main.v', 'SELECT k, SUM(amount) AS total FROM f GROUP BY k')")
+            con.execute("INSERT INTO sales.f VALUES (9, 9)")
+            con.execute("CALL refresh('sales.v')")
+            self.assertEqual(mismatches(con, "sales.v", "SELECT k, SUM(amount) AS total FROM sales.f GROUP BY k"), 0)
+            self.assertEqual(con.execute("SELECT count(*) FROM duckdb_tables() WHERE database_name = 'home'").fetchone()[0], 0)
+            con.close()
+            closed(home)
+            closed(lake)
+            # another process, without the extension, attaches the file under another name
+            script = (
+                "import duckdb; c = duckdb.connect(); "
+                f"c.execute(\"ATTACH '{lake}' AS elsewhere (READ_ONLY)\"); "
+                "print(c.execute('SELECT count(*) FROM ((FROM elsewhere.v EXCEPT ALL (SELECT k, SUM(amount) AS total FROM elsewhere.f GROUP BY k)) "
+                "UNION ALL ((SELECT k, SUM(amount) AS total FROM elsewhere.f GROUP BY k) EXCEPT ALL FROM elsewhere.v))').fetchone()[0])"
+            )
+            out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+            self.assertEqual(out.stdout.strip(), "0")
+            # and a process that opens the file itself, with the extension, refreshes the view
+            script = (
+                "import duckdb; c = duckdb.connect("
+                f"'{lake}', config={{'allow_unsigned_extensions': True}}); c.execute(\"LOAD '{EXTENSION}'\"); "
+                "c.execute('INSERT INTO f VALUES (1, 1000)'); "
+                "print(c.execute('SELECT delta_rows FROM refresh(\\'v\\')').fetchone()[0], "
+                "c.execute('SELECT total FROM v WHERE k = 1').fetchone()[0])"
+            )
+            out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+            self.assertEqual(out.returncode, 0, out.stderr)
+            self.assertEqual(out.stdout.split(), ["1", str(1 + 5 + 9 + 13 + 17 + 1000)])

@@ -26,7 +26,7 @@ BAD_CALLS = [
     ("CALL openivm_drop('no_such_view')", "does not exist"),
     ("CALL refresh(NULL)", "view_name must not be NULL"),
     ("CALL refresh('')", "view_name must not be empty"),
-    ("CALL refresh('other_db.main.v')", "names another database"),
+    ("CALL refresh('other_db.main.v')", "database 'other_db' is not attached"),
     ("CALL openivm_set('no_such_setting', 'true')", "unknown setting"),
     ("CALL openivm_set('openivm_fk_pruning', 'maybe')", "takes true or false"),
     ("CALL openivm_create('openivm_x', 'SELECT k FROM t')", "reserved"),
