@@ -381,17 +381,47 @@ pub fn aggregate_weighted(q: &ViewQuery, rows_sql: &str) -> String {
 
 /// `aggregate_weighted` in dialect `d`.
 pub fn aggregate_weighted_in(d: Dialect, q: &ViewQuery, rows_sql: &str) -> String {
+    aggregate_rows(d, q, rows_sql, Weights::Signed)
+}
+
+/// The stored columns of `aggregate_weighted` for rows that all have weight 1 (the initial fill
+/// and a recompute): DuckDB's own COUNT and SUM, without a product per row (5M rows, a SUM of
+/// an INTEGER and of a DECIMAL: 0.39 s against 1.6 s weighted). The stored result is created
+/// with `aggregate_weighted`'s types; an INSERT casts these to them.
+pub fn aggregate_fill(q: &ViewQuery, rows_sql: &str) -> String {
+    aggregate_rows(Dialect::DuckDb, q, rows_sql, Weights::Unit)
+}
+
+/// What the rows being aggregated weigh.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Weights {
+    /// Each row's signed weight is its `openivm_weight` column.
+    Signed,
+    /// Every row weighs 1: counts are COUNTs, sums plain SUMs.
+    Unit,
+}
+
+fn aggregate_rows(d: Dialect, q: &ViewQuery, rows_sql: &str, weights: Weights) -> String {
     let w = d.ident(WEIGHT);
+    let unit = weights == Weights::Unit;
+    // x times the row's weight, and the signed number of rows where cond holds
+    let weighted = |x: &str| if unit { x.to_string() } else { format!("{x} * {w}") };
+    let count_where = |cond: &str| {
+        if unit {
+            format!("COUNT(*) FILTER (WHERE {cond})")
+        } else {
+            format!("CAST(COALESCE(SUM(CASE WHEN {cond} THEN {w} ELSE 0 END), 0) AS BIGINT)")
+        }
+    };
     let mut cols = Vec::new();
     let keys = key_columns(q);
     cols.extend(keys.iter().map(|k| d.ident(k)));
-    cols.push(format!("CAST(COALESCE(SUM({w}), 0) AS BIGINT) AS {}", d.ident(stored::COUNT)));
+    let count = if unit { "COUNT(*)".to_string() } else { format!("CAST(COALESCE(SUM({w}), 0) AS BIGINT)") };
+    cols.push(format!("{count} AS {}", d.ident(stored::COUNT)));
     if let Shape::Grouped { aggregates, .. } = &q.shape {
         for (j, a) in aggregates.iter().enumerate() {
             let v = d.ident(&value_col(j));
-            let count_of = |cond: String, col: String| {
-                format!("CAST(COALESCE(SUM(CASE WHEN {cond} THEN {w} ELSE 0 END), 0) AS BIGINT) AS {}", d.ident(&col))
-            };
+            let count_of = |cond: String, col: String| format!("{} AS {}", count_where(&cond), d.ident(&col));
             let nonnull = count_of(format!("{v} IS NOT NULL"), stored::agg_nonnull(j));
             let sum_col = d.ident(&stored::agg_sum(j));
             match a.func {
@@ -399,15 +429,23 @@ pub fn aggregate_weighted_in(d: Dialect, q: &ViewQuery, rows_sql: &str) -> Strin
                 AggFunc::Count => cols.push(nonnull),
                 // Rows of positive weight: in an insert-only refresh every row of a negative
                 // term is also a row of a positive one (the extremum is idempotent).
-                AggFunc::Min | AggFunc::Max => cols.push(format!(
-                    "{f}(CASE WHEN {w} > 0 THEN {v} END) AS {}",
-                    ident(&stored::agg_extremum(j)),
-                    f = if a.func == AggFunc::Min { "MIN" } else { "MAX" }
-                )),
+                AggFunc::Min | AggFunc::Max => {
+                    let f = if a.func == AggFunc::Min { "MIN" } else { "MAX" };
+                    let arg = if unit { v.clone() } else { format!("CASE WHEN {w} > 0 THEN {v} END") };
+                    cols.push(format!("{f}({arg}) AS {}", d.ident(&stored::agg_extremum(j))));
+                }
                 AggFunc::Sum | AggFunc::Avg => {
+                    let boolean = a.arg_type.as_deref().is_some_and(|t| t.eq_ignore_ascii_case("BOOLEAN"));
                     match SumInput::of(a.arg_type.as_deref()) {
-                        SumInput::Integer => {
-                            cols.push(format!("SUM(CAST({v} AS {}) * {w}) AS {sum_col}", d.wide_integer()))
+                        // DuckDB's own SUM of an integer is exact (and HUGEINT) already.
+                        SumInput::Integer if unit && !boolean => cols.push(format!("SUM({v}) AS {sum_col}")),
+                        SumInput::Integer => cols.push(format!(
+                            "SUM({}) AS {sum_col}",
+                            weighted(&format!("CAST({v} AS {})", d.wide_integer()))
+                        )),
+                        SumInput::Hugeint if unit => {
+                            cols.push(format!("SUM({v}) AS {sum_col}"));
+                            cols.push(format!("CAST(NULL AS HUGEINT) AS {}", d.ident(&stored::agg_subtracted(j))));
                         }
                         SumInput::Hugeint => {
                             cols.push(format!("SUM(CASE WHEN {w} > 0 THEN {v} * {w} END) AS {sum_col}"));
@@ -418,66 +456,16 @@ pub fn aggregate_weighted_in(d: Dialect, q: &ViewQuery, rows_sql: &str) -> Strin
                         }
                         SumInput::Float => {
                             let x = format!("CAST({v} AS DOUBLE)");
-                            cols.push(format!("SUM(CASE WHEN {} THEN {x} * {w} END) AS {sum_col}", d.is_finite(&x)));
+                            cols.push(format!(
+                                "SUM(CASE WHEN {} THEN {} END) AS {sum_col}",
+                                d.is_finite(&x),
+                                weighted(&x)
+                            ));
                             cols.push(count_of(format!("{x} = CAST('inf' AS DOUBLE)"), stored::agg_pos_inf(j)));
                             cols.push(count_of(format!("{x} = CAST('-inf' AS DOUBLE)"), stored::agg_neg_inf(j)));
                             cols.push(count_of(format!("isnan({x})"), stored::agg_nan(j)));
                         }
-                        SumInput::Decimal | SumInput::Other => cols.push(format!("SUM({v} * {w}) AS {sum_col}")),
-                    }
-                    cols.push(nonnull);
-                }
-            }
-        }
-    }
-    let group_by = if keys.is_empty() {
-        String::new()
-    } else {
-        format!(" GROUP BY {}", list(1..=keys.len(), ", ", |i| i.to_string()))
-    };
-    format!("SELECT {} FROM ({}) AS openivm_rows{}", cols.join(", "), rows_sql, group_by)
-}
-
-/// The stored columns of `aggregate_weighted` for rows that all have weight 1 (the initial fill
-/// and a recompute): DuckDB's own COUNT and SUM, without a product per row (5M rows, a SUM of
-/// an INTEGER and of a DECIMAL: 0.39 s against 1.6 s weighted). The stored result is created
-/// with `aggregate_weighted`'s types; an INSERT casts these to them.
-pub fn aggregate_fill(q: &ViewQuery, rows_sql: &str) -> String {
-    let mut cols = Vec::new();
-    let keys = key_columns(q);
-    cols.extend(keys.iter().map(|k| ident(k)));
-    cols.push(format!("COUNT(*) AS {}", ident(stored::COUNT)));
-    if let Shape::Grouped { aggregates, .. } = &q.shape {
-        for (j, a) in aggregates.iter().enumerate() {
-            let v = ident(&value_col(j));
-            let count_of = |cond: String, col: String| format!("COUNT(*) FILTER (WHERE {cond}) AS {}", ident(&col));
-            let nonnull = format!("COUNT({v}) AS {}", ident(&stored::agg_nonnull(j)));
-            let sum_col = ident(&stored::agg_sum(j));
-            match a.func {
-                AggFunc::CountStar => {}
-                AggFunc::Count => cols.push(nonnull),
-                AggFunc::Min => cols.push(format!("MIN({v}) AS {}", ident(&stored::agg_extremum(j)))),
-                AggFunc::Max => cols.push(format!("MAX({v}) AS {}", ident(&stored::agg_extremum(j)))),
-                AggFunc::Sum | AggFunc::Avg => {
-                    match SumInput::of(a.arg_type.as_deref()) {
-                        SumInput::Integer
-                            if a.arg_type.as_deref().is_some_and(|t| t.eq_ignore_ascii_case("BOOLEAN")) =>
-                        {
-                            cols.push(format!("SUM(CAST({v} AS INTEGER)) AS {sum_col}"))
-                        }
-                        SumInput::Integer | SumInput::Decimal => cols.push(format!("SUM({v}) AS {sum_col}")),
-                        SumInput::Hugeint => {
-                            cols.push(format!("SUM({v}) AS {sum_col}"));
-                            cols.push(format!("CAST(NULL AS HUGEINT) AS {}", ident(&stored::agg_subtracted(j))));
-                        }
-                        SumInput::Float => {
-                            let d = format!("CAST({v} AS DOUBLE)");
-                            cols.push(format!("SUM(CASE WHEN isfinite({d}) THEN {d} END) AS {sum_col}"));
-                            cols.push(count_of(format!("{d} = CAST('inf' AS DOUBLE)"), stored::agg_pos_inf(j)));
-                            cols.push(count_of(format!("{d} = CAST('-inf' AS DOUBLE)"), stored::agg_neg_inf(j)));
-                            cols.push(count_of(format!("isnan({d})"), stored::agg_nan(j)));
-                        }
-                        SumInput::Other => cols.push(format!("SUM({v} * {}) AS {sum_col}", ident(WEIGHT))),
+                        SumInput::Decimal | SumInput::Other => cols.push(format!("SUM({}) AS {sum_col}", weighted(&v))),
                     }
                     cols.push(nonnull);
                 }
@@ -1192,7 +1180,7 @@ mod tests {
     fn fills_stored_state_with_duckdbs_own_aggregates() {
         let tail = " FROM (ROWS) AS openivm_rows GROUP BY 1";
         let head = "SELECT \"openivm_g0\", COUNT(*) AS \"openivm_count\", ";
-        let nn = "COUNT(\"openivm_v0\") AS \"openivm_a0_nn\"";
+        let nn = "COUNT(*) FILTER (WHERE \"openivm_v0\" IS NOT NULL) AS \"openivm_a0_nn\"";
         assert_eq!(
             aggregate_fill(&typed_sum("DECIMAL(38,2)"), "ROWS"),
             format!("{head}SUM(\"openivm_v0\") AS \"openivm_a0_sum\", {nn}{tail}")
