@@ -786,6 +786,20 @@ pub fn visible_view(q: &ViewQuery, data: &Qualified, outputs: &[OutputColumn], s
             };
             format!("{key}{dir}{nulls}")
         });
+        // An ordered LIMIT/OFFSET is a row_number() filter, not DuckDB's Top-N: on 1.5.5 a Top-N
+        // over a table whose row groups still carry the statistics of deleted rows (as a
+        // stored result has after a merge deleted groups or a recompute replaced them) can
+        // return no row at all (seen with LIMIT 1; a CHECKPOINT cures it).
+        if !p.distinct && (p.limit.is_some() || p.offset.is_some()) {
+            let rank = format!("row_number() OVER (ORDER BY {keys})");
+            let from = p.offset.unwrap_or(0);
+            let mut cond = format!("{rank} > {from}");
+            if let Some(n) = p.limit {
+                cond.push_str(&format!(" AND {rank} <= {}", from.saturating_add(n)));
+            }
+            sql.push_str(&format!(" QUALIFY {cond} ORDER BY {keys}"));
+            return sql;
+        }
         sql.push_str(&format!(" ORDER BY {keys}"));
     }
     if let Some(n) = p.limit {
