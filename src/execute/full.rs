@@ -25,7 +25,6 @@ use crate::render::{self, OutputColumn, Qualified};
 use crate::strategy::{self, FunctionFacts, Strategy};
 
 use crate::sql::catalog::{PARSE_TREE, PLAN_TREE};
-use crate::sql::facts::NEW_TOKEN;
 use crate::sql::views::{INSERT as VIEW_INSERT, MARK_REFRESHED as VIEW_MARK_REFRESHED};
 use crate::sql::Query;
 
@@ -97,9 +96,7 @@ pub fn create(
     let data = free_data_table(db, at)?;
     db.execute(&render::create_table_as(&data, query))?;
     db.execute(&render::create_view(at, &render::full_view(&data, outputs, ordered)))?;
-    let token = NEW_TOKEN.scalar(db, [])?.ok_or_else(|| Error::Internal("no token was made".into()))?;
-    let marker = format!("maintained by openivm ({token})");
-    db.execute(&render::comment_on_view(at, &marker))?;
+    let marker = super::mark_as_ours(db, at)?;
     VIEW_INSERT.run(
         db,
         [

@@ -270,6 +270,15 @@ pub struct Created {
     pub strategy: Strategy,
 }
 
+/// Comments a view openivm just created with a marker of its own (a fresh token), by which a
+/// view replaced or dropped behind openivm's back is recognised later; returns the marker.
+fn mark_as_ours(db: &dyn Sql, at: &Qualified) -> Result<String> {
+    let token = NEW_TOKEN.scalar(db, [])?.ok_or_else(|| Error::Internal("no token was made".into()))?;
+    let marker = format!("maintained by openivm ({token})");
+    db.execute(&render::comment_on_view(at, &marker))?;
+    Ok(marker)
+}
+
 pub fn create(db: &dyn Sql, cache: &mut Cache, name: &str, query: &str) -> Result<Created> {
     let started = Instant::now();
     let defaults = cache.defaults(db)?;
@@ -334,9 +343,7 @@ pub fn create(db: &dyn Sql, cache: &mut Cache, name: &str, query: &str) -> Resul
             .collect();
         let view_sql = render::visible_view(&q, &data, &outputs, &sum_kinds);
         db.execute(&render::create_view(&at, &view_sql))?;
-        let token = NEW_TOKEN.scalar(db, [])?.ok_or_else(|| Error::Internal("no token was made".into()))?;
-        let marker = format!("maintained by openivm ({token})");
-        db.execute(&render::comment_on_view(&at, &marker))?;
+        let marker = mark_as_ours(db, &at)?;
         let stored_leaves: Vec<(&String, TableId)> =
             q.leaves.iter().map(|l| (&l.alias, home::stored_table(&at.catalog, &l.table))).collect();
         let leaves = serde_json::to_string(&stored_leaves).map_err(|e| Error::Internal(e.to_string()))?;
