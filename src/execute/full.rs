@@ -115,20 +115,7 @@ pub fn create(
     )?;
     let rows = db.scalar_int(&render::count_rows(at), &[])?;
     let total_ms = started.elapsed().as_secs_f64() * 1000.0;
-    record_history(
-        db,
-        &HistoryRow {
-            view: at,
-            before_us: 0,
-            mode: Mode::Full,
-            reason: "initial fill (strategy full)",
-            counts: Default::default(),
-            delta_rows: 0,
-            capture_ms: 0.0,
-            apply_ms: total_ms,
-            total_ms,
-        },
-    )?;
+    record_history(db, &HistoryRow::recompute(at, "initial fill (strategy full)", total_ms, total_ms))?;
     Ok(Created { view: at.name.clone(), rows, strategy: Strategy::Full })
 }
 
@@ -167,20 +154,7 @@ pub fn refresh_in(db: &dyn Sql, cache: &mut Cache, name: &str, started: Instant)
     VIEW_MARK_REFRESHED.run(db, [&at.schema, &at.name])?;
     let apply_ms = apply_started.elapsed().as_secs_f64() * 1000.0;
     let total_ms = started.elapsed().as_secs_f64() * 1000.0;
-    record_history(
-        db,
-        &HistoryRow {
-            view: at,
-            before_us: 0,
-            mode: Mode::Full,
-            reason: &mode_reason(&view),
-            counts: Default::default(),
-            delta_rows: 0,
-            capture_ms: 0.0,
-            apply_ms,
-            total_ms,
-        },
-    )?;
+    record_history(db, &HistoryRow::recompute(at, &mode_reason(&view), apply_ms, total_ms))?;
     Ok(RefreshReport {
         view: at.name.clone(),
         counts: Default::default(),

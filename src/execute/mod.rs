@@ -243,6 +243,24 @@ pub struct HistoryRow<'a> {
     pub total_ms: f64,
 }
 
+impl<'a> HistoryRow<'a> {
+    /// A recompute that captured nothing (an initial fill, a refresh of a full view): all its
+    /// time is applying.
+    pub fn recompute(view: &'a Qualified, reason: &'a str, apply_ms: f64, total_ms: f64) -> HistoryRow<'a> {
+        HistoryRow {
+            view,
+            before_us: 0,
+            mode: mode::Mode::Full,
+            reason,
+            counts: Default::default(),
+            delta_rows: 0,
+            capture_ms: 0.0,
+            apply_ms,
+            total_ms,
+        }
+    }
+}
+
 fn record_history(db: &dyn Sql, h: &HistoryRow) -> Result<()> {
     HISTORY_INSERT.run(
         db,
@@ -365,20 +383,7 @@ pub fn create(db: &dyn Sql, cache: &mut Cache, name: &str, query: &str) -> Resul
         )?;
         let rows = db.scalar_int(&render::count_rows(&at), &[])?;
         let total_ms = started.elapsed().as_secs_f64() * 1000.0;
-        record_history(
-            db,
-            &HistoryRow {
-                view: &at,
-                before_us: 0,
-                mode: mode::Mode::Full,
-                reason: "initial fill",
-                counts: Default::default(),
-                delta_rows: 0,
-                capture_ms: 0.0,
-                apply_ms: total_ms,
-                total_ms,
-            },
-        )?;
+        record_history(db, &HistoryRow::recompute(&at, "initial fill", total_ms, total_ms))?;
         Ok(Created { view: at.name.clone(), rows, strategy: Strategy::Incremental })
     })?;
     Ok(created)
