@@ -229,6 +229,19 @@ fn describe(db: &dyn Sql, query: &str) -> Result<Vec<OutputColumn>> {
     rows.iter().map(|r| Ok(OutputColumn { name: r.text(0)?, ty: r.text(1)? })).collect()
 }
 
+/// Inserts the stored rows of `q` over `rows_sql` (rows of weight 1: the initial fill and every
+/// recompute) into the empty stored result `data`: the fast form first, and the exact DOUBLE
+/// split only when a DOUBLE sum came out non-finite (`render::aggregate_fill`).
+pub(crate) fn fill(db: &dyn Sql, q: &ViewQuery, data: &Qualified, rows_sql: &str) -> Result<()> {
+    db.execute(&render::insert_into(data, &render::aggregate_fill(q, rows_sql)))?;
+    let Some(check) = render::nonfinite_sums(q, data) else { return Ok(()) };
+    if db.scalar_int(&check, &[])? > 0 {
+        db.execute(&render::delete_all(data))?;
+        db.execute(&render::insert_into(data, &render::aggregate_fill_exact(q, rows_sql)))?;
+    }
+    Ok(())
+}
+
 /// One refresh (or the initial fill) as `openivm_refresh_history` records it.
 pub struct HistoryRow<'a> {
     pub view: &'a Qualified,
@@ -348,7 +361,7 @@ pub fn create(db: &dyn Sql, cache: &mut Cache, name: &str, query: &str) -> Resul
         // The stored columns get the types refreshes produce; the fill is cast to them.
         let weighted = render::aggregate_weighted(&q, &render::full_select(&q));
         db.execute(&render::create_stored_table(&data, &describe(db, &weighted)?))?;
-        db.execute(&render::insert_into(&data, &render::aggregate_fill(&q, &render::full_select(&q))))?;
+        fill(db, &q, &data, &render::full_select(&q))?;
         let data_columns = SqlCatalog::new(db).columns(&data.table_id())?;
         let sum_kinds: Vec<render::SumKind> = (0..q.aggregate_count())
             .map(|j| {

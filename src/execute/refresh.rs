@@ -517,7 +517,7 @@ impl Prepared {
     fn recompute(&self, db: &dyn Sql) -> Result<()> {
         let data = &self.c.view.data;
         db.execute(&render::delete_all(data))?;
-        db.execute(&render::insert_into(data, &render::aggregate_fill(&self.c.q, &self.full_sql())))
+        super::fill(db, &self.c.q, data, &self.full_sql())
     }
 
     fn discard(&self, db: &dyn Sql) -> Result<()> {
