@@ -37,32 +37,30 @@ impl Mode {
     }
 }
 
-/// Above this many rows read by the run terms, per row a recompute reads, incremental is taken to
-/// cost more (many terms over large current states, as without foreign-key pruning).
-pub const FULL_ABOVE_ROWS_READ: f64 = 1.0;
-
-/// Above this share of changed rows in the tables that changed, a recompute is taken to be
-/// cheaper: capturing, materializing and merging that many rows costs about as much as joining
-/// the tables once. Measured on the 20M star (bench/results): a 10% batch refreshed at 0.8-1.4x
-/// the recompute's time, a 1% batch at about 0.2x; TPC-H SF1 needs a 0.1% batch to stay
-/// incremental although its one term scans orders and customer in full.
-pub const FULL_ABOVE_DELTA_SHARE: f64 = 0.05;
+/// What a delta row costs an incremental refresh, in rows a recompute reads: it is captured,
+/// materialized, joined and merged, where a recompute only scans and joins it. Measured on the
+/// 20M star (bench/results): a 10% append refreshed in 0.55-0.8 of a recompute's time, which
+/// puts one delta row at 5-8 table rows; TPC-H SF1's Q5 and Q10 after a 10% RF1 at more.
+pub const DELTA_ROW_COST: f64 = 8.0;
 
 /// Below this many rows read by a recompute, both ways are cheap and auto stays incremental
 /// (predictable term counts on small tables).
 pub const FULL_MIN_ROWS: u64 = 100_000;
 
-/// The rows the run terms read (each leaf: its delta if the term reads it as a delta, its table
-/// otherwise) and the rows a recompute reads (every leaf's table once).
-pub fn rows_read(run_masks: &[u32], delta_rows: &[u64], table_rows: &[u64]) -> (u64, u64) {
+/// The estimated cost of the run terms and of a recompute, in rows read: each term reads each
+/// leaf's delta (at `DELTA_ROW_COST` per row) if it reads the leaf as a delta, its table
+/// otherwise; a recompute reads every leaf's table once.
+pub fn costs(run_masks: &[u32], delta_rows: &[u64], table_rows: &[u64]) -> (f64, f64) {
     let full: u64 = table_rows.iter().sum();
     let incremental = run_masks
         .iter()
         .map(|m| {
-            (0..table_rows.len()).map(|i| if m & (1 << i) != 0 { delta_rows[i] } else { table_rows[i] }).sum::<u64>()
+            (0..table_rows.len())
+                .map(|i| if m & (1 << i) != 0 { DELTA_ROW_COST * delta_rows[i] as f64 } else { table_rows[i] as f64 })
+                .sum::<f64>()
         })
         .sum();
-    (incremental, full)
+    (incremental, full as f64)
 }
 
 /// The share of changed rows in the leaves that changed (0 when none did).
@@ -79,42 +77,54 @@ pub fn delta_share(delta_rows: &[u64], table_rows: &[u64]) -> f64 {
     }
 }
 
-/// The choice after capture: incremental unless the run terms would read more rows than a
-/// recompute, or the changed tables changed by more than `FULL_ABOVE_DELTA_SHARE`. Small tables
-/// stay incremental. Returns the mode and why.
+/// The choice after capture: incremental unless the run terms are estimated to cost more than a
+/// recompute (`costs`). Small tables stay incremental. Returns the mode and why.
 pub fn choose(requested: Requested, run_masks: &[u32], delta_rows: &[u64], table_rows: &[u64]) -> (Mode, String) {
     match requested {
         Requested::Incremental => (Mode::Incremental, "mode := 'incremental' was requested".into()),
         Requested::Full => (Mode::Full, "mode := 'full' was requested".into()),
         Requested::Auto => {
-            let (inc, full) = rows_read(run_masks, delta_rows, table_rows);
+            let (inc, full) = costs(run_masks, delta_rows, table_rows);
             let share = delta_share(delta_rows, table_rows);
             let terms = run_masks.len();
             if run_masks.is_empty() {
                 (Mode::Incremental, "auto: no term to run".into())
-            } else if full >= FULL_MIN_ROWS && inc as f64 > FULL_ABOVE_ROWS_READ * full as f64 {
-                (Mode::Full, format!("auto: the {terms} delta terms would read about {inc} rows, a recompute {full}"))
-            } else if full >= FULL_MIN_ROWS && share > FULL_ABOVE_DELTA_SHARE {
+            } else if full >= FULL_MIN_ROWS as f64 && inc > full {
                 (
                     Mode::Full,
                     format!(
-                        "auto: {:.1}% of the changed tables' rows changed (more than {:.0}%); a recompute is cheaper",
-                        share * 100.0,
-                        FULL_ABOVE_DELTA_SHARE * 100.0
+                        "auto: the {terms} delta terms would cost about {inc:.0} row reads ({:.2}% of the changed \
+                         tables' rows changed, a delta row counted {DELTA_ROW_COST}), a recompute {full:.0}",
+                        share * 100.0
                     ),
                 )
             } else {
                 (
                     Mode::Incremental,
                     format!(
-                        "auto: the {terms} delta terms read about {inc} rows, a recompute {full}; {:.2}% of the \
-                         changed tables' rows changed",
+                        "auto: the {terms} delta terms cost about {inc:.0} row reads, a recompute {full:.0}; {:.2}% \
+                         of the changed tables' rows changed",
                         share * 100.0
                     ),
                 )
             }
         }
     }
+}
+
+/// A lower bound of the cost of any term over these deltas (`costs`), or None when no leaf has
+/// one: a term reads at least one leaf with a delta as its delta, and every other leaf as its
+/// delta or as its table, so the cheapest term takes each leaf's cheaper reading, with at least
+/// one delta among them. A recompute cheaper than this is cheaper than the terms, whichever run.
+pub fn cheapest_term(delta_rows: &[u64], table_rows: &[u64]) -> Option<f64> {
+    let changed: Vec<usize> = (0..delta_rows.len()).filter(|&i| delta_rows[i] > 0).collect();
+    let as_delta = |i: usize| DELTA_ROW_COST * delta_rows[i] as f64;
+    let each: f64 = (0..table_rows.len())
+        .map(|i| if changed.contains(&i) { as_delta(i).min(table_rows[i] as f64) } else { table_rows[i] as f64 })
+        .sum();
+    // Where every changed leaf is cheaper read in full, one of them must still be a delta.
+    let forced = changed.iter().map(|&i| (as_delta(i) - table_rows[i] as f64).max(0.0)).fold(f64::INFINITY, f64::min);
+    (!changed.is_empty()).then_some(each + forced)
 }
 
 /// The choice before capture for a view over append-only tables, from their appended-row counts
@@ -127,14 +137,14 @@ pub fn full_before_capture(requested: Requested, appended: &[u64], table_rows: &
         Requested::Full => Some("mode := 'full' was requested".into()),
         Requested::Incremental => None,
         Requested::Auto => {
-            let full: u64 = table_rows.iter().sum();
+            let Some(inc) = cheapest_term(appended, table_rows) else { return None };
+            let full = table_rows.iter().sum::<u64>() as f64;
             let share = delta_share(appended, table_rows);
-            (full >= FULL_MIN_ROWS && share > FULL_ABOVE_DELTA_SHARE).then(|| {
+            (full >= FULL_MIN_ROWS as f64 && inc > full).then(|| {
                 format!(
-                    "auto: about {:.1}% of the changed tables' rows were appended (more than {:.0}%); a recompute \
-                     is cheaper, and the new rows were not captured",
-                    share * 100.0,
-                    FULL_ABOVE_DELTA_SHARE * 100.0
+                    "auto: about {:.1}% of the changed tables' rows were appended; their terms would cost about \
+                     {inc:.0} row reads, a recompute {full:.0}: recomputed, and the new rows were not captured",
+                    share * 100.0
                 )
             })
         }
@@ -161,11 +171,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn counts_rows_read_per_term() {
+    fn costs_each_delta_row_at_several_table_rows() {
         // A 1-fact + 1-dimension join, fact 1000 rows (10 changed), dimension 100 rows (5 changed):
-        // term {f}: 10 + 100; term {d}: 1000 + 5; term {f,d}: 10 + 5.
-        assert_eq!(rows_read(&[0b01, 0b10, 0b11], &[10, 5], &[1000, 100]), (110 + 1005 + 15, 1100));
-        assert_eq!(rows_read(&[0b01], &[10, 0], &[1000, 100]), (110, 1100));
+        // term {f}: 8 * 10 + 100; term {d}: 1000 + 8 * 5; term {f,d}: 8 * 10 + 8 * 5.
+        assert_eq!(costs(&[0b01, 0b10, 0b11], &[10, 5], &[1000, 100]), (180.0 + 1040.0 + 120.0, 1100.0));
+        assert_eq!(costs(&[0b01], &[10, 0], &[1000, 100]), (180.0, 1100.0));
     }
 
     #[test]
@@ -174,7 +184,7 @@ mod tests {
     }
 
     #[test]
-    fn auto_recomputes_when_terms_read_more_than_a_recompute_or_much_changed() {
+    fn auto_recomputes_when_the_terms_cost_more_than_a_recompute() {
         // The FK-pruned star term reads the delta and the dimensions: incremental.
         let (m, _) = choose(Requested::Auto, &[0b01], &[1000, 0], &[1_000_000, 10_000]);
         assert_eq!(m, Mode::Incremental);
@@ -187,12 +197,13 @@ mod tests {
         let masks = [0b0010, 0b0100, 0b1000, 0b0110, 0b1010, 0b1100, 0b1110];
         let (m, why) = choose(Requested::Auto, &masks, &[0, 10, 10, 10], &[1_000_000, 10_000, 10_000, 10_000]);
         assert_eq!(m, Mode::Full);
-        assert!(why.contains("would read about"), "{why}");
-        // A delta of 10% of the table: full; of 1%: incremental.
-        let (m, why) = choose(Requested::Auto, &[0b01], &[100_000, 0], &[1_000_000, 10_000]);
+        assert!(why.contains("would cost about"), "{why}");
+        // The pruned star term over an append of 10% of the fact: 8 * 100,000 + 10,000 row reads
+        // against 1,010,000: incremental; of 20%: 1,610,000, full.
+        assert_eq!(choose(Requested::Auto, &[0b01], &[100_000, 0], &[1_000_000, 10_000]).0, Mode::Incremental);
+        let (m, why) = choose(Requested::Auto, &[0b01], &[200_000, 0], &[1_000_000, 10_000]);
         assert_eq!(m, Mode::Full);
-        assert!(why.contains("10.0% of the changed tables"), "{why}");
-        assert_eq!(choose(Requested::Auto, &[0b01], &[10_000, 0], &[1_000_000, 10_000]).0, Mode::Incremental);
+        assert!(why.contains("20.00% of the changed tables"), "{why}");
         assert_eq!(choose(Requested::Incremental, &[0b01, 0b10], &[10, 5], &[1000, 100]).0, Mode::Incremental);
         assert_eq!(choose(Requested::Full, &[], &[0, 0], &[1000, 100]).0, Mode::Full);
         assert_eq!(choose(Requested::Auto, &[], &[0, 0], &[1_000_000, 100]).0, Mode::Incremental);
@@ -206,10 +217,17 @@ mod tests {
 
     #[test]
     fn recomputes_before_capture_when_much_was_appended() {
-        // 10% appended to a 1M-row fact: recompute without capturing; 1%: capture as usual.
-        let why = full_before_capture(Requested::Auto, &[100_000, 0], &[1_000_000, 10_000]).unwrap();
-        assert!(why.contains("10.0%"), "{why}");
+        // 20% appended to a 1M-row fact: recompute without capturing; 10% or 1%: capture as usual.
+        let why = full_before_capture(Requested::Auto, &[200_000, 0], &[1_000_000, 10_000]).unwrap();
+        assert!(why.contains("20.0%"), "{why}");
+        assert!(full_before_capture(Requested::Auto, &[100_000, 0], &[1_000_000, 10_000]).is_none());
         assert!(full_before_capture(Requested::Auto, &[10_000, 0], &[1_000_000, 10_000]).is_none());
+        // an append to every leaf: the cheapest term reads the fact as its table (1M, cheaper
+        // than 8 * 200,000) and the dimension as its delta (8 * 5,000), since one must be a delta
+        assert_eq!(cheapest_term(&[200_000, 5_000], &[1_000_000, 10_000]), Some(1_040_000.0));
+        assert_eq!(cheapest_term(&[1_000, 5_000], &[1_000_000, 10_000]), Some(8_000.0 + 10_000.0));
+        assert_eq!(cheapest_term(&[0, 0], &[1_000_000, 10_000]), None);
+        assert!(full_before_capture(Requested::Auto, &[200_000, 5_000], &[1_000_000, 10_000]).is_some());
         // small tables stay incremental; forced modes are obeyed
         assert!(full_before_capture(Requested::Auto, &[500, 0], &[1_000, 100]).is_none());
         assert!(full_before_capture(Requested::Full, &[0, 0], &[1_000, 100]).is_some());
