@@ -113,6 +113,11 @@ fn tracing() -> Option<usize> {
     })
 }
 
+thread_local! {
+    /// When the last traced statement of this thread ended.
+    static LAST_END: std::cell::Cell<Option<std::time::Instant>> = const { std::cell::Cell::new(None) };
+}
+
 /// With OPENIVM_TRACE set, prints how long one step of a call took (bind, work, commit).
 pub fn trace_step(what: &str, started: std::time::Instant) {
     if tracing().is_some() {
@@ -126,7 +131,17 @@ impl Sql for Connection {
             return self.run(sql, params);
         };
         let started = std::time::Instant::now();
+        // Time spent outside statements (in openivm itself, or waiting) since the last one on
+        // this thread, where it is worth a line.
+        LAST_END.with(|last| {
+            if let Some(gap) = last.get().map(|end| started.duration_since(end)) {
+                if gap.as_secs_f64() > 0.002 {
+                    eprintln!("openivm {:8.2} ms  [between statements]", gap.as_secs_f64() * 1000.0);
+                }
+            }
+        });
         let outcome = self.run(sql, params);
+        LAST_END.with(|last| last.set(Some(std::time::Instant::now())));
         let line: String = sql.split_whitespace().collect::<Vec<_>>().join(" ");
         eprintln!(
             "openivm {:8.2} ms  {}",
