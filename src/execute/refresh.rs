@@ -339,7 +339,13 @@ fn second_transaction(
                     Err(e) => return Err(e),
                 }
             };
-        let (delta, stats) = feeds::view_delta(db, &feed, &fresh, columns, &name)?;
+        // A recompute decided before capture reads the tables, not the view's delta: the
+        // capture above was for the feed's other views.
+        let (delta, stats) = if full_first.is_some() {
+            (None, DeltaStats::default())
+        } else {
+            feeds::view_delta(db, &feed, &fresh, columns, &name)?
+        };
         let round_owned = first_in_round == Some(true) && fresh.delta.is_some();
         inputs.push(Input { feed, fresh, delta, stats, bounded: None, switch_to, round_owned, shared_delta: false });
     }
