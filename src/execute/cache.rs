@@ -19,6 +19,7 @@ use crate::{fk_sources, settings};
 use super::mode::Mode;
 use super::{compile, find_view, signature, view_location, ViewRecord};
 
+use crate::sql::capture::LAST_TIMES;
 use crate::sql::capture::TABLE_SIZES;
 use crate::sql::views::READ_ONLY;
 
@@ -205,8 +206,10 @@ impl Cache {
         let fks = fk_sources::foreign_keys(db, &defaults.0, &tables)?;
         let sources = declare::sources(db, &defaults.0, &tables, &all_columns)?;
         let now = table_states(db, &tables).map_err(|e| restale(e, name))?;
-        let (last_incremental_ms, last_full_ms) =
-            self.views.get(&key).map(|c| (c.last_incremental_ms, c.last_full_ms)).unwrap_or((None, None));
+        let (last_incremental_ms, last_full_ms) = match self.views.get(&key) {
+            Some(c) => (c.last_incremental_ms, c.last_full_ms),
+            None => last_times(db, &view.at)?,
+        };
         let c = Compiled {
             view,
             q,
@@ -243,6 +246,19 @@ impl Cache {
         self.read_only = Some(r);
         Ok(r)
     }
+}
+
+/// (last incremental, last recompute) times of a view as its history records them, so that a
+/// new instance (a reopened file) knows what an earlier one measured. The initial fill counts
+/// as a recompute; before any incremental refresh, the capture of the latest recompute (for a
+/// diff source: building or diffing its snapshot, which every incremental refresh pays too)
+/// stands in for one.
+fn last_times(db: &dyn Sql, at: &Qualified) -> Result<(Option<f64>, Option<f64>)> {
+    let rows = LAST_TIMES.rows(db, [&at.schema, &at.name, &at.schema, &at.name])?;
+    let Some(row) = rows.first() else { return Ok((None, None)) };
+    let ms = |i: usize| -> Result<Option<f64>> { Ok(row.opt_text(i)?.and_then(|s| s.parse().ok())) };
+    let full_capture = ms(1)?.filter(|&c| c > 0.0);
+    Ok((ms(2)?.or(full_capture), ms(0)?))
 }
 
 /// A stored result made by an older openivm (other hidden columns) cannot be maintained by this

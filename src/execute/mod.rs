@@ -356,12 +356,16 @@ pub fn create(db: &dyn Sql, cache: &mut Cache, name: &str, query: &str) -> Resul
         check_output_names(&outputs)?;
         // Attach to the tables' feeds first: a feed other views already read is brought up to
         // date (its batch logged for them), so that the fill below and the cursor agree.
+        let attaching = Instant::now();
         attach(db, &q, &at, &defaults.0)?;
+        let capture_ms = attaching.elapsed().as_secs_f64() * 1000.0;
         let data = free_data_table(db, &at)?;
         // The stored columns get the types refreshes produce; the fill is cast to them.
         let weighted = render::aggregate_weighted(&q, &render::full_select(&q));
         db.execute(&render::create_stored_table(&data, &describe(db, &weighted)?))?;
+        let filling = Instant::now();
         fill(db, &q, &data, &render::full_select(&q))?;
+        let apply_ms = filling.elapsed().as_secs_f64() * 1000.0;
         let data_columns = SqlCatalog::new(db).columns(&data.table_id())?;
         let sum_kinds: Vec<render::SumKind> = (0..q.aggregate_count())
             .map(|j| {
@@ -396,7 +400,9 @@ pub fn create(db: &dyn Sql, cache: &mut Cache, name: &str, query: &str) -> Resul
         )?;
         let rows = db.scalar_int(&render::count_rows(&at), &[])?;
         let total_ms = started.elapsed().as_secs_f64() * 1000.0;
-        record_history(db, &HistoryRow::recompute(&at, "initial fill", total_ms, total_ms))?;
+        // Capture: starting the change state (for a diff source, its snapshot); apply: the fill.
+        let row = HistoryRow { capture_ms, ..HistoryRow::recompute(&at, "initial fill", apply_ms, total_ms) };
+        record_history(db, &row)?;
         Ok(Created { view: at.name.clone(), rows, strategy: Strategy::Incremental })
     })?;
     Ok(created)

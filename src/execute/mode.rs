@@ -154,10 +154,18 @@ pub fn full_before_capture(requested: Requested, appended: &[u64], table_rows: &
 /// The choice before capture for a view whose capture reads whole tables (a diff source): when
 /// the last incremental refresh cost more than the last recompute, recomputing without
 /// capturing is cheaper, and the view stops tracking changes until an incremental refresh is
-/// requested. Times in ms; None where nothing was measured yet.
-pub fn skip_capture(requested: Requested, last_incremental: Option<f64>, last_full: Option<f64>) -> Option<String> {
+/// requested. Before any incremental refresh, the time the view's change state took to start
+/// (its snapshot, about what a diff costs) stands in for one. Times in ms; None where nothing
+/// was measured yet. Views whose recompute reads fewer than `FULL_MIN_ROWS` rows stay as they
+/// are (their times are too small to tell apart).
+pub fn skip_capture(
+    requested: Requested,
+    rows_read: u64,
+    last_incremental: Option<f64>,
+    last_full: Option<f64>,
+) -> Option<String> {
     match (requested, last_incremental, last_full) {
-        (Requested::Auto, Some(inc), Some(full)) if inc > full => Some(format!(
+        (Requested::Auto, Some(inc), Some(full)) if inc > full && rows_read >= FULL_MIN_ROWS => Some(format!(
             "auto: the last incremental refresh took {inc:.1} ms (its capture reads whole tables), a recompute \
              {full:.1} ms; the view is recomputed and no longer tracks changes (refresh with mode := \
              'incremental' to track them again)"
@@ -236,9 +244,12 @@ mod tests {
 
     #[test]
     fn skips_a_whole_table_capture_that_lost_to_a_recompute() {
-        assert!(skip_capture(Requested::Auto, Some(30.0), Some(10.0)).is_some());
-        assert!(skip_capture(Requested::Auto, Some(5.0), Some(10.0)).is_none());
-        assert!(skip_capture(Requested::Auto, None, Some(10.0)).is_none());
-        assert!(skip_capture(Requested::Incremental, Some(30.0), Some(10.0)).is_none());
+        let big = 1_000_000;
+        assert!(skip_capture(Requested::Auto, big, Some(30.0), Some(10.0)).is_some());
+        assert!(skip_capture(Requested::Auto, big, Some(5.0), Some(10.0)).is_none());
+        assert!(skip_capture(Requested::Auto, big, None, Some(10.0)).is_none());
+        assert!(skip_capture(Requested::Incremental, big, Some(30.0), Some(10.0)).is_none());
+        // small tables: times too small to tell apart
+        assert!(skip_capture(Requested::Auto, 1_000, Some(30.0), Some(10.0)).is_none());
     }
 }

@@ -230,9 +230,13 @@ fn second_transaction(
     };
     let detached = (0..c.tables.len()).any(|k| feed_of(&feeds, &c, k).is_none());
     let has_diff = c.sources.iter().any(|s| matches!(s, SourceKind::Diff));
-    let skip =
-        if has_diff && !detached { mode::skip_capture(requested, c.last_incremental_ms, c.last_full_ms) } else { None };
     let table_rows: Vec<i64> = sizes.clone();
+    let rows_read: u64 = c.leaf_table.iter().map(|&k| table_rows[k].max(0) as u64).sum();
+    let skip = if has_diff && !detached {
+        mode::skip_capture(requested, rows_read, c.last_incremental_ms, c.last_full_ms)
+    } else {
+        None
+    };
     if detached || skip.is_some() {
         // Recompute without capturing: a detached view reads no feed; re-attaching starts at
         // the tables' state in this transaction.
