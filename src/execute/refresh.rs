@@ -185,7 +185,16 @@ fn first_transaction(db: &dyn Sql, cache: &mut Cache, name: &str, opts: &Options
         let fresh = if capture::surely_unchanged(&feed, size) {
             capture::unchanged(&feed)
         } else {
-            capture::capture(db, &feed, &format!("fresh_{k}"), size)?
+            match capture::capture(db, &feed, &format!("fresh_{k}"), size) {
+                Ok(fresh) => fresh,
+                // A DuckLake range that cannot be read exactly: the second transaction
+                // captures it again and recomputes.
+                Err(Error::BrokenPromise(_)) if matches!(feed.kind, SourceKind::DuckLake(_)) => {
+                    inputs.push(None);
+                    continue;
+                }
+                Err(e) => return Err(e),
+            }
         };
         let (delta, stats) = feeds::view_delta(db, &feed, &fresh, &c.read_columns[k], &capture::temp_name("delta", k))?;
         let bounded = capture::bounded_state(&feed, &fresh);
@@ -202,10 +211,12 @@ fn first_transaction(db: &dyn Sql, cache: &mut Cache, name: &str, opts: &Options
     }
     let all_captured = inputs.iter().all(|i| i.is_some());
     let nothing = all_captured
-        && inputs
-            .iter()
-            .flatten()
-            .all(|i| i.stats.rows == 0 && i.fresh.size_seen == i.feed.size_seen && !i.fresh.took_pending)
+        && inputs.iter().flatten().all(|i| {
+            i.stats.rows == 0
+                && i.fresh.size_seen == i.feed.size_seen
+                && i.fresh.watermark == i.feed.watermark
+                && !i.fresh.took_pending
+        })
         && requested != Requested::Full;
     if nothing {
         return Ok(First::NothingToDo { c });
@@ -304,16 +315,8 @@ fn second_transaction(
                 let (delta, stats) = feeds::view_delta(db, &as_of, batch, columns, &name)?;
                 let shared_delta = delta.is_some() && delta == batch.delta;
                 let fresh = capture::unchanged(&feed);
-                inputs.push(Input {
-                    feed,
-                    fresh,
-                    delta,
-                    stats,
-                    bounded: None,
-                    switch_to,
-                    round_owned: false,
-                    shared_delta,
-                });
+                let bounded = capture::lake_state(&feed, &fresh);
+                inputs.push(Input { feed, fresh, delta, stats, bounded, switch_to, round_owned: false, shared_delta });
                 continue;
             }
         }
@@ -330,7 +333,13 @@ fn second_transaction(
                     // A full refresh repairs a broken promise, and a revoked declaration is no
                     // promise any more: the feed restarts from the table as it is, this view is
                     // recomputed, and the feed's other views recompute at their next refresh.
-                    Err(Error::BrokenPromise(why)) if requested == Requested::Full || switch_to.is_some() => {
+                    // A DuckLake range that cannot be read exactly (expired snapshots, a table
+                    // created again) is repaired the same way, whatever the mode.
+                    Err(Error::BrokenPromise(why))
+                        if requested == Requested::Full
+                            || switch_to.is_some()
+                            || matches!(feed.kind, SourceKind::DuckLake(_)) =>
+                    {
                         feeds::rebuild(db, &mut feed, &c.sources[k], &at.schema, &at.name)?;
                         rebuilt.push(why);
                         switch_to = None;
@@ -341,7 +350,8 @@ fn second_transaction(
             };
         let (delta, stats) = feeds::view_delta(db, &feed, &fresh, columns, &name)?;
         let round_owned = first_in_round == Some(true) && fresh.delta.is_some();
-        inputs.push(Input { feed, fresh, delta, stats, bounded: None, switch_to, round_owned, shared_delta: false });
+        let bounded = capture::lake_state(&feed, &fresh);
+        inputs.push(Input { feed, fresh, delta, stats, bounded, switch_to, round_owned, shared_delta: false });
     }
     let capture_ms = capture_started.elapsed().as_secs_f64() * 1000.0;
     let leaf_rows: Vec<u64> = c.leaf_table.iter().map(|&k| inputs[k].stats.rows).collect();
@@ -539,6 +549,7 @@ fn is_noop(p: &Prepared) -> bool {
         && p.inputs.iter().all(|i| {
             i.stats.rows == 0
                 && i.feed.cursor >= i.feed.seq
+                && i.fresh.watermark == i.feed.watermark
                 && i.switch_to.is_none()
                 && !i.round_owned
                 && !i.fresh.took_pending
