@@ -91,6 +91,8 @@ struct Prepared {
     relations: Vec<ProvenRelation>,
     fk_bits: plan::Mask,
     plan: Vec<(Term, TermStatus)>,
+    /// The N-term plan, when the refresh takes that rule instead of `plan`.
+    nterm: Option<super::nterm::NTerm>,
     mode: Mode,
     reason: String,
     /// The view stops tracking its tables (auto found the capture dearer than a recompute), or
@@ -264,6 +266,7 @@ fn second_transaction(
             relations: vec![],
             fk_bits: 0,
             plan: vec![],
+            nterm: None,
             mode: Mode::Full,
             reason,
             detach: skip.is_some(),
@@ -364,7 +367,30 @@ fn second_transaction(
         (vec![], 0)
     };
     let plan = plan::plan_terms(c.q.leaves.len(), plan::empty_delta_bits(&shapes), fk_bits);
-    let run_masks: Vec<u32> = plan.iter().filter(|(_, s)| *s == TermStatus::Run).map(|(t, _)| t.mask).collect();
+    // All-DuckLake views may take the N-term rule (old states by time travel).
+    let lake_tables: Vec<super::nterm::TableInput> = inputs
+        .iter()
+        .map(|i| super::nterm::TableInput {
+            table: &i.feed.table,
+            kind: &i.feed.kind,
+            old_snapshot: (i.feed.cursor >= i.feed.seq)
+                .then(|| i.feed.watermark.as_deref().and_then(|w| w.parse().ok()))
+                .flatten(),
+        })
+        .collect();
+    let aliases: Vec<String> = c.q.leaves.iter().map(|l| l.alias.clone()).collect();
+    let (nterm, rule_note) =
+        match super::nterm::choose(db, &aliases, &c.leaf_table, &lake_tables, &shapes, &relations, &plan)? {
+            super::nterm::Choice::NTerm(nt) => {
+                let why = nt.why.clone();
+                (Some(nt), Some(why))
+            }
+            super::nterm::Choice::InclusionExclusion(note) => (None, note),
+        };
+    let run_masks: Vec<u32> = match &nterm {
+        Some(nt) => nt.terms.iter().filter(|(_, s)| *s == TermStatus::Run).map(|(i, _)| 1u32 << i).collect(),
+        None => plan.iter().filter(|(_, s)| *s == TermStatus::Run).map(|(t, _)| t.mask).collect(),
+    };
     let leaf_table_rows: Vec<u64> = c.leaf_table.iter().map(|&k| table_rows[k].max(0) as u64).collect();
     let stale = inputs.iter().any(|i| i.feed.cursor < 0);
     let (mode, reason) = if stale {
@@ -378,6 +404,10 @@ fn second_transaction(
     } else {
         mode::choose(requested, &run_masks, &leaf_rows, &leaf_table_rows)
     };
+    let reason = match (&rule_note, mode) {
+        (Some(note), Mode::Incremental) => format!("{reason}; {note}"),
+        _ => reason,
+    };
     Ok(Prepared {
         key,
         c,
@@ -385,6 +415,7 @@ fn second_transaction(
         relations,
         fk_bits,
         plan,
+        nterm,
         mode,
         reason,
         detach: false,
@@ -431,6 +462,29 @@ impl Prepared {
 
     fn term_sql(&self, term: Term) -> String {
         render::term_select(&self.c.q, term, &self.sources(term))
+    }
+
+    /// The SQL of the N-term term of `leaf`: the leaves before it in the rule's order at their
+    /// new state, its delta, the leaves after it at their old state.
+    fn nterm_sql(&self, nt: &super::nterm::NTerm, leaf: usize) -> String {
+        let sources: Vec<Source> = crate::telescope::states(&nt.order, leaf)
+            .into_iter()
+            .enumerate()
+            .map(|(j, state)| match state {
+                crate::telescope::LeafState::New => self.source(j, false),
+                crate::telescope::LeafState::Delta => self.source(j, true),
+                crate::telescope::LeafState::Old => Source::Bounded(nt.old[self.c.leaf_table[j]].clone()),
+            })
+            .collect();
+        render::term_select(&self.c.q, Term { mask: 1 << leaf, sign: 1 }, &sources)
+    }
+
+    /// The term counts of the rule the refresh takes.
+    fn counts(&self) -> TermCounts {
+        match &self.nterm {
+            Some(nt) => crate::telescope::count(&nt.terms),
+            None => plan::count_terms(&self.plan),
+        }
     }
 
     fn full_sql(&self) -> String {
@@ -490,6 +544,32 @@ impl Prepared {
         }
     }
 
+    /// Why an N-term term runs, is skipped or pruned.
+    fn nterm_reason(&self, nt: &super::nterm::NTerm, leaf: usize, status: TermStatus) -> String {
+        let alias = |i: usize| self.c.q.leaves[i].alias.clone();
+        let status_reason = match status {
+            TermStatus::Run => "delta rows to join".to_string(),
+            TermStatus::EmptySkipped => format!("empty delta: {}", alias(leaf)),
+            TermStatus::FkPruned => {
+                let shapes: Vec<DeltaShape> = (0..self.c.q.leaves.len()).map(|i| self.leaf_stats(i).shape()).collect();
+                match crate::telescope::pruning_relation(&nt.order, leaf, &shapes, &self.relations) {
+                    Some(r) => format!(
+                        "foreign key {}({}) -> {}({}) [{}]; delta of {} is insert-only and {} is read at its old state",
+                        alias(r.child_leaf),
+                        r.fk.child_columns.join(","),
+                        alias(r.parent_leaf),
+                        r.fk.parent_columns.join(","),
+                        r.fk.source.as_str(),
+                        alias(r.parent_leaf),
+                        alias(r.child_leaf)
+                    ),
+                    None => "foreign key".into(),
+                }
+            }
+        };
+        format!("{}; {status_reason}", nt.why)
+    }
+
     fn delta_rows(&self) -> i64 {
         self.inputs.iter().map(|i| i.stats.rows as i64).sum()
     }
@@ -497,11 +577,18 @@ impl Prepared {
     /// Applies the run terms to the stored result.
     fn apply_terms(&self, db: &dyn Sql) -> Result<()> {
         let run = self.run_terms();
-        if run.is_empty() {
+        if run.is_empty() && self.nterm.is_none() {
             return Ok(());
         }
         let q = &self.c.q;
-        let rows = if run.len() > COMBINE_ABOVE {
+        let rows = if let Some(nt) = &self.nterm {
+            let terms: Vec<String> =
+                nt.terms.iter().filter(|(_, s)| *s == TermStatus::Run).map(|&(i, _)| self.nterm_sql(nt, i)).collect();
+            if terms.is_empty() {
+                return Ok(());
+            }
+            render::union_all(&terms)
+        } else if run.len() > COMBINE_ABOVE {
             let with_delta = run.iter().fold(0, |m, t| m | t.mask);
             let leaves: Vec<render::CombinedLeaf> = q
                 .leaves
@@ -567,7 +654,7 @@ fn finish(
 ) -> Result<(Prepared, TermCounts, f64)> {
     if is_noop(&p) {
         p.discard(db)?;
-        let counts = plan::count_terms(&p.plan);
+        let counts = p.counts();
         return Ok((p, counts, started.elapsed().as_secs_f64() * 1000.0));
     }
     let at = p.c.view.at.clone();
@@ -606,7 +693,7 @@ fn finish(
     let apply_ms = apply_started.elapsed().as_secs_f64() * 1000.0;
     VIEW_MARK_REFRESHED.run(db, [&at.schema, &at.name])?;
     let counts = match p.mode {
-        Mode::Incremental => plan::count_terms(&p.plan),
+        Mode::Incremental => p.counts(),
         // A recompute runs no term; terms_total still counts the view's terms.
         Mode::Full => TermCounts { total: (1usize << p.c.q.leaves.len()) - 1, ..Default::default() },
     };
@@ -792,6 +879,22 @@ pub fn explain(db: &dyn Sql, cache: &mut Cache, name: &str, opts: Options) -> Re
                 mode: p.mode,
                 mode_reason: p.reason.clone(),
             }];
+        }
+        if let Some(nt) = &p.nterm {
+            return nt
+                .terms
+                .iter()
+                .map(|&(i, s)| ExplainRow {
+                    mask: 1 << i,
+                    delta_leaves: p.c.q.leaves[i].alias.clone(),
+                    sign: 1,
+                    status: s,
+                    reason: p.nterm_reason(nt, i, s),
+                    sql: p.nterm_sql(nt, i),
+                    mode: p.mode,
+                    mode_reason: p.reason.clone(),
+                })
+                .collect();
         }
         p.plan
             .iter()
