@@ -745,7 +745,10 @@ fn over_stored(e: Expr, keys: &[Expr], aggregates: &mut Vec<Aggregate>) -> Resul
                 }
             };
             let func = if func == AggFunc::Count && arg.is_none() { AggFunc::CountStar } else { func };
-            Ok(Expr::column(&stored::agg(add_aggregate(aggregates, Aggregate { func, arg, arg_type: None, call: None }))))
+            Ok(Expr::column(&stored::agg(add_aggregate(
+                aggregates,
+                Aggregate { func, arg, arg_type: None, call: None },
+            ))))
         }
         Expr::Aggregate(call) => {
             if call.inputs().into_iter().any(contains_aggregate) {
@@ -814,7 +817,7 @@ pub mod tests {
             Ok(match name {
                 "upper" | "lower" => Some(FunctionInfo { aggregate: false, deterministic: true, builtin: true }),
                 "random" => Some(FunctionInfo { aggregate: false, deterministic: false, builtin: true }),
-                "median" => Some(FunctionInfo { aggregate: true, deterministic: true, builtin: true }),
+                "median" | "string_agg" => Some(FunctionInfo { aggregate: true, deterministic: true, builtin: true }),
                 _ => None,
             })
         }
@@ -885,8 +888,30 @@ pub mod tests {
     fn refuses_what_it_cannot_maintain() {
         let cat = TestCatalog::star();
         let mut s = star_select();
+        // an aggregate without a delta rule is kept whole, to be recomputed per group
         s.items.push(SelectItem { expr: func("median", vec![col("f", "amount")]), alias: None });
-        assert!(bind(s, &cat).unwrap_err().to_string().contains("MEDIAN"));
+        let q = bind(s, &cat).unwrap();
+        let Shape::Grouped { aggregates, outputs, .. } = &q.shape else { panic!() };
+        assert_eq!(aggregates[1].func, AggFunc::Recomputed);
+        assert_eq!(
+            aggregates[1].call,
+            Some(AggCall::plain("median".into(), vec![Expr::Bound { leaf: 0, column: "amount".into() }]))
+        );
+        assert_eq!(outputs[2], Expr::column("openivm_a1"));
+        assert_eq!(q.recomputed_aggregates().len(), 1);
+        // but not outside the select list, nor nested
+        let mut s = star_select();
+        s.where_clause = Some(eq(func("median", vec![col("f", "amount")]), Expr::Constant(Constant::Integer(1))));
+        assert!(bind(s, &cat).unwrap_err().to_string().contains("MEDIAN() outside the select list"));
+        let mut s = star_select();
+        s.items.push(SelectItem { expr: func("median", vec![func("sum", vec![col("f", "amount")])]), alias: None });
+        assert!(bind(s, &cat).unwrap_err().to_string().contains("nested aggregates"));
+        // MIN(DISTINCT x) is MIN(x)
+        let mut s = star_select();
+        let distinct_min = AggCall { distinct: true, ..AggCall::plain("min".into(), vec![col("f", "amount")]) };
+        s.items.push(SelectItem { expr: Expr::Aggregate(Box::new(distinct_min)), alias: None });
+        let q = bind(s, &cat).unwrap();
+        assert!(q.has_extrema() && q.recomputed_aggregates().is_empty());
         let mut s = star_select();
         s.where_clause = Some(eq(func("random", vec![]), Expr::Constant(Constant::Integer(1))));
         assert!(bind(s, &cat).unwrap_err().to_string().contains("non-deterministic function random"));

@@ -475,8 +475,14 @@ fn expr(mut e: RawExpr) -> Result<Expr> {
         }
         "FUNCTION" => {
             let filter = e.filter.take().map(|f| expr(*f)).transpose()?;
-            let order_by =
-                e.order_bys.take().map(|o| o.orders).unwrap_or_default().into_iter().map(order_item).collect::<Result<Vec<_>>>()?;
+            let order_by = e
+                .order_bys
+                .take()
+                .map(|o| o.orders)
+                .unwrap_or_default()
+                .into_iter()
+                .map(order_item)
+                .collect::<Result<Vec<_>>>()?;
             if (!e.schema.is_empty() || !e.catalog.is_empty()) && !written_by_the_parser(&e) {
                 return unsupported(format!("schema-qualified function {}.{}", e.schema, e.function_name));
             }
@@ -614,7 +620,13 @@ fn filtered_aggregate(name: String, mut args: Vec<Expr>, condition: Expr) -> Exp
             let arg = args.remove(0);
             Expr::Function { name, args: vec![when(arg)], is_operator: false }
         }
-        _ => Expr::Aggregate(Box::new(AggCall { name, args, distinct: false, order_by: vec![], filter: Some(condition) })),
+        _ => Expr::Aggregate(Box::new(AggCall {
+            name,
+            args,
+            distinct: false,
+            order_by: vec![],
+            filter: Some(condition),
+        })),
     }
 }
 

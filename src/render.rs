@@ -719,7 +719,8 @@ pub fn touched_keys(q: &ViewQuery, rows_sql: &str) -> String {
 /// `a.k = b.k AND ...` over the key columns, NULL-safe (a NULL key is a group too).
 fn keys_match(q: &ViewQuery, a: &str, b: &str) -> String {
     let d = Dialect::DuckDb;
-    let on = list(key_columns(q), " AND ", |k| d.not_distinct(&format!("{a}.{}", ident(&k)), &format!("{b}.{}", ident(&k))));
+    let on =
+        list(key_columns(q), " AND ", |k| d.not_distinct(&format!("{a}.{}", ident(&k)), &format!("{b}.{}", ident(&k))));
     if on.is_empty() {
         "TRUE".into()
     } else {
@@ -1141,6 +1142,63 @@ mod tests {
             merge.contains(r#""openivm_a0_ext" = LEAST(openivm_t."openivm_a0_ext", openivm_d."openivm_a0_ext")"#),
             "{merge}"
         );
+    }
+
+    #[test]
+    fn recomputed_aggregates_project_their_inputs_and_recompute_touched_groups() {
+        let mut s = star_select();
+        let amount = || Expr::Column(vec!["f".into(), "amount".into()]);
+        // string_agg(DISTINCT f.amount, ',' ORDER BY f.amount DESC) FILTER (WHERE f.amount > 1)
+        let call = AggCall {
+            name: "string_agg".into(),
+            args: vec![amount(), Expr::Constant(Constant::Text(",".into()))],
+            distinct: true,
+            order_by: vec![crate::ast::OrderItem { key: amount(), descending: Some(true), nulls_first: None }],
+            filter: Some(Expr::Compare {
+                op: CompareOp::Gt,
+                left: Box::new(amount()),
+                right: Box::new(Expr::Constant(Constant::Integer(1))),
+            }),
+        };
+        s.items[1].expr = Expr::Aggregate(Box::new(call));
+        let q = bind(s, &TestCatalog::star()).unwrap();
+        // the column input is projected once (and the filter), the separator stays a constant
+        let sources: Vec<Source> = q.leaves.iter().map(|l| Source::Current(l.table.clone())).collect();
+        let term = term_select(&q, Term { mask: 0, sign: 1 }, &sources);
+        assert!(
+            term.contains(r#""f"."amount" AS "openivm_v0_0", ("f"."amount" > 1) AS "openivm_v0_1", (1)"#),
+            "{term}"
+        );
+        let fill = aggregate_fill(&q, "SELECT 1");
+        assert!(
+            fill.contains(
+                r#"string_agg(DISTINCT "openivm_v0_0", ',' ORDER BY "openivm_v0_0" DESC) FILTER (WHERE "openivm_v0_1") AS "openivm_a0_val""#
+            ),
+            "{fill}"
+        );
+        // never merged; the view reads the finished value
+        assert!(stored_columns(&q).1.is_empty());
+        let data = Qualified { catalog: "db".into(), schema: "openivm".into(), name: "data_main_v".into() };
+        let view = visible_view(
+            &q,
+            &data,
+            &[
+                OutputColumn { name: "name".into(), ty: "VARCHAR".into() },
+                OutputColumn { name: "s".into(), ty: "VARCHAR".into() },
+            ],
+            &[],
+        );
+        assert!(view.contains(r#""openivm_a0_val" AS "openivm_a0""#), "{view}");
+        // the touched groups: distinct keys, deleted and recomputed NULL-safely
+        let keys = Qualified::temp("k".into());
+        assert_eq!(touched_keys(&q, "SELECT 1"), r#"SELECT DISTINCT "openivm_g0" FROM (SELECT 1) AS openivm_rows"#);
+        assert_eq!(
+            delete_groups(&q, &data, &keys),
+            r#"DELETE FROM "db"."openivm"."data_main_v" AS openivm_t WHERE EXISTS (SELECT 1 FROM "temp"."main"."k" AS openivm_k WHERE openivm_t."openivm_g0" IS NOT DISTINCT FROM openivm_k."openivm_g0")"#
+        );
+        assert!(rows_of_groups(&q, "SELECT 1", &keys).ends_with(
+            r#"SEMI JOIN "temp"."main"."k" AS openivm_k ON openivm_r."openivm_g0" IS NOT DISTINCT FROM openivm_k."openivm_g0""#
+        ));
     }
 
     #[test]

@@ -58,8 +58,25 @@ const TZ: &str = "TIMESTAMP WITH TIME ZONE";
 /// Aggregates that only compare, count, hash or collect their inputs: over TIMESTAMPTZ values
 /// they convert nothing (any other aggregate may, like STRING_AGG's cast to VARCHAR).
 const COMPARING_AGGREGATES: &[&str] = &[
-    "min", "max", "count", "count_star", "list", "array_agg", "arg_min", "arg_max", "argmin", "argmax", "min_by",
-    "max_by", "first", "last", "any_value", "arbitrary", "mode", "approx_count_distinct", "histogram",
+    "min",
+    "max",
+    "count",
+    "count_star",
+    "list",
+    "array_agg",
+    "arg_min",
+    "arg_max",
+    "argmin",
+    "argmax",
+    "min_by",
+    "max_by",
+    "first",
+    "last",
+    "any_value",
+    "arbitrary",
+    "mode",
+    "approx_count_distinct",
+    "histogram",
 ];
 
 /// The TIMESTAMPTZ rule for an aggregate without a delta rule: an input of that type is
