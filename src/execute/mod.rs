@@ -6,6 +6,7 @@ pub mod cache;
 pub mod database;
 pub mod full;
 pub mod mode;
+pub mod nterm;
 pub mod refresh;
 pub mod verify;
 
@@ -354,6 +355,7 @@ pub fn create(db: &dyn Sql, cache: &mut Cache, name: &str, query: &str) -> Resul
             Err(e) => return Err(e),
         };
         check_output_names(&outputs)?;
+        let (strategy, strategy_reason) = strategy::of_bound(&q);
         // Attach to the tables' feeds first: a feed other views already read is brought up to
         // date (its batch logged for them), so that the fill below and the cursor agree.
         let attaching = Instant::now();
@@ -394,8 +396,8 @@ pub fn create(db: &dyn Sql, cache: &mut Cache, name: &str, query: &str) -> Resul
                 &data.name,
                 &signature(&q, &at.catalog),
                 &marker,
-                Strategy::Incremental.as_str(),
-                "",
+                strategy.as_str(),
+                &strategy_reason,
             ],
         )?;
         let rows = db.scalar_int(&render::count_rows(&at), &[])?;
@@ -403,7 +405,7 @@ pub fn create(db: &dyn Sql, cache: &mut Cache, name: &str, query: &str) -> Resul
         // Capture: starting the change state (for a diff source, its snapshot); apply: the fill.
         let row = HistoryRow { capture_ms, ..HistoryRow::recompute(&at, "initial fill", apply_ms, total_ms) };
         record_history(db, &row)?;
-        Ok(Created { view: at.name.clone(), rows, strategy: Strategy::Incremental })
+        Ok(Created { view: at.name.clone(), rows, strategy })
     })?;
     Ok(created)
 }
