@@ -87,13 +87,31 @@ pub fn record(db: &dyn Sql, feed: &mut Feed, rows: &Qualified, sign: i8, only: O
     Ok(n)
 }
 
-/// Appends the new rows of an update (`new_names`: the columns of `rows` holding the new values
-/// of the feed's columns) to the pending batch (+1).
-pub fn record_new(db: &dyn Sql, feed: &mut Feed, rows: &Qualified, new_names: &[String], n: i64) -> Result<()> {
-    if n > 0 {
-        db.execute(&sql::create_pending(&feed.pending(), &feed.table, &feed.columns))?;
-        db.execute(&sql::append_pending_new(&feed.pending(), rows, &feed.columns, new_names))?;
-        feed.pending_rows += n;
+/// Runs `insert`, an INSERT into the feed's pending batch, and returns how many rows it
+/// appended. The caller saves the feed.
+pub fn record_with(db: &dyn Sql, feed: &mut Feed, insert: &str) -> Result<i64> {
+    into_pending(db, feed, |_| db.scalar_int(insert, &[]))
+}
+
+/// Runs `statement` (a `DELETE ... RETURNING`), whose result rows are rows of the feed's pending
+/// batch, and appends them to it as they come; returns how many. The caller saves the feed.
+pub fn record_returned(db: &dyn Sql, feed: &mut Feed, statement: &str) -> Result<i64> {
+    into_pending(db, feed, |p| db.append_result(statement, &p.catalog, &p.schema, &p.name))
+}
+
+/// Runs `write`, which appends rows to the pending batch (created first when the feed has no
+/// pending rows) and returns how many.
+fn into_pending(db: &dyn Sql, feed: &mut Feed, write: impl FnOnce(&Qualified) -> Result<i64>) -> Result<i64> {
+    let pending = feed.pending();
+    let first = feed.pending_rows == 0;
+    if first {
+        db.execute(&sql::create_pending(&pending, &feed.table, &feed.columns))?;
     }
-    Ok(())
+    let n = write(&pending)?;
+    feed.pending_rows += n;
+    if first && n == 0 {
+        // Nothing recorded: no pending batch, as before the write.
+        db.execute(&render::drop_table(&pending))?;
+    }
+    Ok(n)
 }
