@@ -69,7 +69,10 @@ pub fn delete_returning(t: &Target, cols: &[ColumnDef], unseen: Option<&str>) ->
         None => "CAST(-1 AS INTEGER)".to_string(),
         Some(u) => format!("CAST(CASE WHEN {u} THEN 0 ELSE -1 END AS INTEGER)"),
     };
-    format!("{} RETURNING {}, {sign}", delete(t), list(cols, ", ", |c| format!("{a}.{}", ident(&c.name))))
+    // A feed may read no column (a view of `count(*)`): the multiplicity alone is returned.
+    let mut returned: Vec<String> = cols.iter().map(|c| format!("{a}.{}", ident(&c.name))).collect();
+    returned.push(sign);
+    format!("{} RETURNING {}", delete(t), returned.join(", "))
 }
 
 /// The number of rows the write's predicate and `extra` select.
@@ -98,7 +101,7 @@ pub fn update(t: &Target, set: &[Assignment]) -> String {
 /// Records the rows an update will change in the pending batch, read before it in the same
 /// transaction: each row as it is (-1) and as the update makes it (+1), with the same values
 /// and casts as `update`, from one scan of the table (each row is joined to the two signs).
-/// `only` as for `record_deleted`.
+/// `only`: the rows to record (rows past an append-only watermark are left to it).
 pub fn record_updated(
     pending: &Qualified,
     t: &Target,
@@ -108,23 +111,28 @@ pub fn record_updated(
 ) -> String {
     let a = ident(&t.alias);
     let sign = format!("{}.{}", ident(SIGNS), ident(SIGN));
-    let values = list(cols, ", ", |c| {
-        let old = format!("{a}.{}", ident(&c.name));
-        match set.iter().find(|s| s.column.name == c.name) {
-            Some(s) => format!("CASE WHEN {sign} < 0 THEN {old} ELSE {} END", t.value(&s.value, &s.column.ty)),
-            None => old,
-        }
-    });
+    let mut names: Vec<String> = cols.iter().map(|c| ident(&c.name)).collect();
+    let mut values: Vec<String> = cols
+        .iter()
+        .map(|c| {
+            let old = format!("{a}.{}", ident(&c.name));
+            match set.iter().find(|s| s.column.name == c.name) {
+                Some(s) => format!("CASE WHEN {sign} < 0 THEN {old} ELSE {} END", t.value(&s.value, &s.column.ty)),
+                None => old,
+            }
+        })
+        .collect();
+    names.push(ident(MULTIPLICITY));
+    values.push(sign);
     format!(
-        "INSERT INTO {} ({}, {m}) SELECT {values}, {sign} FROM {} CROSS JOIN (VALUES (CAST(-1 AS INTEGER)), (CAST(1 AS \
-         INTEGER))) AS {}({}){}",
+        "INSERT INTO {} ({}) SELECT {} FROM {} CROSS JOIN (VALUES (CAST(-1 AS INTEGER)), (CAST(1 AS INTEGER))) AS {}({}){}",
         pending.sql(),
-        list(cols, ", ", |c| ident(&c.name)),
+        names.join(", "),
+        values.join(", "),
         t.from(),
         ident(SIGNS),
         ident(SIGN),
-        t.filter_and(only),
-        m = ident(MULTIPLICITY)
+        t.filter_and(only)
     )
 }
 
@@ -188,6 +196,10 @@ mod tests {
         assert_eq!(
             delete_returning(&t, &[col("k", "INTEGER")], None),
             r#"DELETE FROM "db"."main"."t" AS "t" WHERE ("t"."k" = 1) AND ("t"."k" = 2) RETURNING "t"."k", CAST(-1 AS INTEGER)"#
+        );
+        assert_eq!(
+            delete_returning(&t, &[], None),
+            r#"DELETE FROM "db"."main"."t" AS "t" WHERE ("t"."k" = 1) AND ("t"."k" = 2) RETURNING CAST(-1 AS INTEGER)"#
         );
         // rows past a watermark are returned with multiplicity 0; the count of them
         assert_eq!(

@@ -165,6 +165,29 @@ class Logged(unittest.TestCase):
         self.assertFalse(any("INSERT INTO t" in s for s in statements(self.con)))
 
 
+class Appender(unittest.TestCase):
+    def test_the_c_api_appender_is_logged_as_an_insert_naming_its_table(self):
+        # openivm_delete appends the deleted rows to the feed's pending batch with DuckDB's
+        # appender (duckdb_append_data_chunk): its flush is logged as an INSERT naming the table,
+        # fully qualified.
+        from support import connect
+
+        con = connect()
+        con.execute("CREATE TABLE t(a INTEGER)")
+        con.execute("INSERT INTO t SELECT range FROM range(10)")
+        con.execute("CALL openivm_declare_recorded('t')")
+        con.execute("CALL openivm_create('v', 'SELECT count(*) AS n FROM t')")
+        con.execute("CALL enable_logging(level => 'debug')")
+        con.execute("CALL truncate_duckdb_logs()")
+        con.execute("CALL openivm_delete('t', 'a < 3')")
+        pending = con.execute("SELECT count(*) FROM openivm.pending_1").fetchone()[0]
+        self.assertEqual(pending, 3)
+        texts = statements(con)
+        self.assertTrue(any(s.startswith("DELETE FROM") and "RETURNING" in s for s in texts))
+        self.assertIn("INSERT INTO memory.openivm.pending_1 FROM __duckdb_internal_appended_data", texts)
+        con.close()
+
+
 def measure_cost(rounds=5, statements_per_round=2000):
     """Single-row INSERTs with logging off and at DEBUG, alternating; and the log's memory."""
     with tempfile.TemporaryDirectory() as d:
