@@ -273,9 +273,10 @@ pub fn append_pending(
     )
 }
 
-/// The rows of a pending batch, as a delta part.
+/// The rows of a pending batch, as a delta part: one row per copy, +1 or -1 (rows a delete
+/// returned with 0, past an append-only watermark, are left out).
 pub fn pending_part(pending: &Qualified, cols: &[ColumnDef]) -> String {
-    format!("SELECT {}{} FROM {}", plain_columns(cols), ident(MULTIPLICITY), pending.sql())
+    format!("SELECT {}{m} FROM {} WHERE {m} <> 0", plain_columns(cols), pending.sql(), m = ident(MULTIPLICITY))
 }
 
 /// The condition "the row is not past the watermark" (also true for a NULL position): rows an
