@@ -341,6 +341,7 @@ pub fn create(db: &dyn Sql, cache: &mut Cache, name: &str, query: &str) -> Resul
             Err(e) => return Err(e),
         };
         check_output_names(&outputs)?;
+        let (strategy, strategy_reason) = strategy::of_bound(&q);
         // Attach to the tables' feeds first: a feed other views already read is brought up to
         // date (its batch logged for them), so that the fill below and the cursor agree.
         attach(db, &q, &at, &defaults.0)?;
@@ -377,14 +378,14 @@ pub fn create(db: &dyn Sql, cache: &mut Cache, name: &str, query: &str) -> Resul
                 &data.name,
                 &signature(&q, &at.catalog),
                 &marker,
-                Strategy::Incremental.as_str(),
-                "",
+                strategy.as_str(),
+                &strategy_reason,
             ],
         )?;
         let rows = db.scalar_int(&render::count_rows(&at), &[])?;
         let total_ms = started.elapsed().as_secs_f64() * 1000.0;
         record_history(db, &HistoryRow::recompute(&at, "initial fill", total_ms, total_ms))?;
-        Ok(Created { view: at.name.clone(), rows, strategy: Strategy::Incremental })
+        Ok(Created { view: at.name.clone(), rows, strategy })
     })?;
     Ok(created)
 }
