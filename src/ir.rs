@@ -34,8 +34,8 @@ pub enum AggFunc {
     Count,
     Avg,
     /// MIN and MAX: merged with LEAST/GREATEST while every delta is insert-only; a refresh
-    /// whose deltas delete (or update) recomputes the view, since a removed extremum cannot be
-    /// taken back from the stored one.
+    /// whose deltas delete (or update) recomputes the groups its terms touch, since a removed
+    /// extremum cannot be taken back from the stored one.
     Min,
     Max,
     /// VAR_SAMP/VAR_POP/STDDEV_SAMP/STDDEV_POP (and `variance`, `stddev`) of an exact input
