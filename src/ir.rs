@@ -42,7 +42,10 @@ pub enum AggFunc {
     /// (`VarianceInput`): the count, sum and sum of squares are kept exactly (HUGEINT) and merged
     /// by addition; the view computes n·Σx² - (Σx)² exactly and divides once in DOUBLE. Other
     /// inputs (DOUBLE, BIGINT, wide DECIMAL) are `Recomputed`.
-    Variance { population: bool, root: bool },
+    Variance {
+        population: bool,
+        root: bool,
+    },
     /// An aggregate without a delta rule (LIST, STRING_AGG, MEDIAN, COUNT(DISTINCT x), ...;
     /// `Aggregate::call` holds it): stored as its finished value per group, and recomputed for
     /// every group a delta touches (strategy `group_recompute`).

@@ -544,7 +544,11 @@ fn aggregate_rows(d: Dialect, q: &ViewQuery, rows_sql: &str, weights: Weights) -
                 AggFunc::Variance { .. } => {
                     let x = variance_integer(d, &v, a.arg_type.as_deref());
                     cols.push(format!("SUM({}) AS {sum_col}", weighted(&x)));
-                    cols.push(format!("SUM({}) AS {}", weighted(&format!("{x} * {x}")), d.ident(&stored::agg_squares(j))));
+                    cols.push(format!(
+                        "SUM({}) AS {}",
+                        weighted(&format!("{x} * {x}")),
+                        d.ident(&stored::agg_squares(j))
+                    ));
                     cols.push(nonnull);
                 }
                 // Rows of positive weight: in an insert-only refresh every row of a negative
@@ -896,9 +900,7 @@ fn exact_variance(s: &str, q: &str, n: &str, population: bool, scale: u8) -> Str
         "(CAST({q} AS DOUBLE) - CAST({s} AS DOUBLE) * CAST({s} AS DOUBLE) / CAST({n} AS DOUBLE)) / CAST({n} - {k} AS DOUBLE)"
     );
     let unscale = if scale == 0 { String::new() } else { format!(" / 1e{}", 2 * u32::from(scale)) };
-    format!(
-        "(CASE WHEN {n} <= {few} THEN NULL WHEN {n} <= 2147483647 THEN {exact} ELSE {wide} END){unscale}"
-    )
+    format!("(CASE WHEN {n} <= {few} THEN NULL WHEN {n} <= 2147483647 THEN {exact} ELSE {wide} END){unscale}")
 }
 
 /// A floating SUM as DuckDB's addition gives it, from the sum of the finite inputs and the

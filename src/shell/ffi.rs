@@ -99,8 +99,11 @@ impl Connection {
     fn append(&self, sql: &str, catalog: &str, schema: &str, table: &str) -> Result<i64> {
         let nul = |_| Error::InvalidArgument("a name contains a NUL byte".into());
         let c_sql = CString::new(sql).map_err(|_| Error::Internal("SQL text contains a NUL byte".into()))?;
-        let (c_cat, c_schema, c_table) =
-            (CString::new(catalog).map_err(nul)?, CString::new(schema).map_err(nul)?, CString::new(table).map_err(nul)?);
+        let (c_cat, c_schema, c_table) = (
+            CString::new(catalog).map_err(nul)?,
+            CString::new(schema).map_err(nul)?,
+            CString::new(table).map_err(nul)?,
+        );
         let mut result: ffi::duckdb_result = unsafe { std::mem::zeroed() };
         if unsafe { ffi::duckdb_query(self.raw, c_sql.as_ptr(), &mut result) } != ffi::duckdb_state_DuckDBSuccess {
             let message = unsafe { text_or(ffi::duckdb_result_error(&mut result), "unknown error") };
@@ -109,8 +112,13 @@ impl Connection {
         }
         let mut appender: ffi::duckdb_appender = ptr::null_mut();
         let outcome = unsafe {
-            if ffi::duckdb_appender_create_ext(self.raw, c_cat.as_ptr(), c_schema.as_ptr(), c_table.as_ptr(), &mut appender)
-                != ffi::duckdb_state_DuckDBSuccess
+            if ffi::duckdb_appender_create_ext(
+                self.raw,
+                c_cat.as_ptr(),
+                c_schema.as_ptr(),
+                c_table.as_ptr(),
+                &mut appender,
+            ) != ffi::duckdb_state_DuckDBSuccess
             {
                 Err(text_or(ffi::duckdb_appender_error(appender), "could not create an appender"))
             } else {
