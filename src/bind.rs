@@ -6,7 +6,7 @@
 
 use crate::ast::{CompareOp, Expr, FromItem, OrderItem, Presentation, Select, TableName};
 use crate::error::{Error, Result};
-use crate::ir::{stored, AggFunc, Aggregate, ColumnDef, Leaf, OrderKey, Shape, TableId, ViewQuery};
+use crate::ir::{stored, AggFunc, Aggregate, ColumnDef, Leaf, OrderKey, Shape, SourceView, TableId, ViewQuery};
 
 /// Joins above this many leaves are refused: the term count is 2^N - 1.
 pub const MAX_LEAVES: usize = 16;
@@ -33,6 +33,19 @@ pub struct FunctionInfo {
     pub builtin: bool,
 }
 
+/// A DuckDB view's definition, as the binder expands it into a subquery in FROM.
+#[derive(Clone, Debug)]
+pub enum ViewDefinition {
+    /// A view openivm maintains: its query reads a stored result, not base tables.
+    Maintained,
+    /// Its query (table names resolved as DuckDB resolves them inside the view), the text of its
+    /// definition (so that a replacement is noticed) and its column names.
+    Query { select: Select, sql: String, columns: Vec<String> },
+}
+
+/// Views expanded inside views deeper than this are refused (DuckDB itself refuses cycles).
+const MAX_VIEW_DEPTH: usize = 32;
+
 /// What the binder needs to know about the database.
 pub trait Catalog {
     /// Resolves a table name as DuckDB would on the extension's connection; None if not found.
@@ -44,6 +57,11 @@ pub trait Catalog {
     fn expression_types(&self, leaves: &[Leaf], exprs: &[Expr]) -> Result<Vec<Option<String>>> {
         let _ = leaves;
         Ok(vec![None; exprs.len()])
+    }
+    /// The definition of the DuckDB view `id`; None where the catalog cannot expand views.
+    fn view(&self, id: &TableId) -> Result<Option<ViewDefinition>> {
+        let _ = id;
+        Ok(None)
     }
 }
 
@@ -63,6 +81,10 @@ struct Scope {
     relations: Vec<Relation>,
     /// The flattened subqueries' predicates, bound.
     bound_predicates: Vec<Expr>,
+    /// DuckDB views expanded into their definitions (outermost first, each once).
+    views: Vec<SourceView>,
+    /// How many subqueries (and views) this scope is nested in.
+    depth: usize,
 }
 
 /// A subquery in FROM flattened into the join: what its columns stand for.
@@ -221,7 +243,7 @@ pub fn bind(select: Select, catalog: &dyn Catalog) -> Result<ViewQuery> {
         let order: Vec<&String> = leaf.columns.iter().map(|c| &c.name).collect();
         cols.sort_by_key(|c| order.iter().position(|o| *o == c));
     }
-    Ok(ViewQuery { leaves: scope.leaves, predicates, shape, used_columns, presentation })
+    Ok(ViewQuery { leaves: scope.leaves, predicates, shape, used_columns, presentation, source_views: scope.views })
 }
 
 /// The output an ORDER BY key names: `ORDER BY 2`, or the alias of a select item
@@ -330,10 +352,7 @@ fn flatten(item: FromItem, catalog: &dyn Catalog, scope: &mut Scope, preds: &mut
                 )));
             }
             if t.kind == RelationKind::View {
-                return Err(Error::Unsupported(format!(
-                    "views as sources ('{}' is a view; name its base tables instead)",
-                    display_name(&name)
-                )));
+                return expand_view(t, name, alias, catalog, scope, preds);
             }
             let alias = alias.unwrap_or_else(|| name.name.clone());
             if scope.alias_taken(&alias) {
@@ -587,6 +606,38 @@ fn expand_star(scope: &Scope, relation: Option<&str>) -> Result<Vec<(Expr, Optio
 }
 
 /// Flattens a select-project-join subquery in FROM into the outer join: its tables become
+/// A DuckDB view in FROM is its definition as a subquery in FROM named like the view (by its
+/// alias, else its name) with the view's column names: a select-project-join view is flattened
+/// into the join (FK pruning applies to its tables), anything else is what such a subquery is.
+fn expand_view(
+    t: ResolvedTable,
+    name: TableName,
+    alias: Option<String>,
+    catalog: &dyn Catalog,
+    scope: &mut Scope,
+    preds: &mut Vec<Expr>,
+) -> Result<()> {
+    let shown = display_name(&name);
+    match catalog.view(&t.id)? {
+        None => Err(Error::Unsupported(format!("views as sources ('{shown}' is a view; name its base tables instead)"))),
+        Some(ViewDefinition::Maintained) => Err(Error::Unsupported(format!(
+            "maintained views as sources ('{shown}' is maintained by openivm; chained incremental maintenance is \
+             not built, so the view is recomputed from the stored result it shows)"
+        ))),
+        Some(ViewDefinition::Query { select, sql, columns }) => {
+            if scope.depth >= MAX_VIEW_DEPTH {
+                return Err(Error::Unsupported(format!("views nested more than {MAX_VIEW_DEPTH} deep ('{shown}')")));
+            }
+            let view = SourceView { view: t.id, sql };
+            if !scope.views.contains(&view) {
+                scope.views.push(view);
+            }
+            let alias = alias.unwrap_or(name.name);
+            flatten(FromItem::Subquery { select: Box::new(select), alias, columns }, catalog, scope, preds)
+        }
+    }
+}
+
 /// leaves (seen by the outer query only through the subquery's columns), its conditions
 /// predicates of the outer query, its select list the columns of the relation `alias`. Inner
 /// joins over bags commute with selections and projections, so the flattened join has the
@@ -604,7 +655,7 @@ fn flatten_subquery(
             "subqueries in FROM that group, filter groups, deduplicate, order or limit".into(),
         ));
     }
-    let mut inner = Scope::default();
+    let mut inner = Scope { depth: outer.depth + 1, ..Scope::default() };
     let mut raw = Vec::new();
     flatten(select.from, catalog, &mut inner, &mut raw)?;
     let mut preds = std::mem::take(&mut inner.bound_predicates);
@@ -652,6 +703,11 @@ fn flatten_subquery(
     outer.bound_predicates.extend(preds.into_iter().map(shift));
     outer.leaves.extend(inner.leaves);
     outer.visible.extend(inner.visible.iter().map(|_| false));
+    for v in inner.views {
+        if !outer.views.contains(&v) {
+            outer.views.push(v);
+        }
+    }
     Ok(Derived { alias, columns: columns.into_iter().map(|(n, e)| (n, shift(e))).collect() })
 }
 
@@ -954,6 +1010,75 @@ pub mod tests {
         hidden.from = sub_of(grouped);
         hidden.items[0].expr = col("s", "n");
         assert!(matches!(bind(hidden, &cat), Err(Error::Unsupported(_))));
+    }
+
+    /// The star catalog with DuckDB views: `big_sales` (select-project over fact), `shown`
+    /// (a maintained view) and `loop_view` (a view over itself).
+    struct ViewCatalog(TestCatalog, Select);
+
+    impl Catalog for ViewCatalog {
+        fn table(&self, name: &TableName) -> Result<Option<ResolvedTable>> {
+            if ["big_sales", "shown", "loop_view"].contains(&name.name.as_str()) {
+                return Ok(Some(ResolvedTable {
+                    id: TableId { catalog: "memory".into(), schema: "main".into(), name: name.name.clone() },
+                    kind: RelationKind::View,
+                    columns: vec![],
+                }));
+            }
+            self.0.table(name)
+        }
+        fn function(&self, name: &str) -> Result<Option<FunctionInfo>> {
+            self.0.function(name)
+        }
+        fn view(&self, id: &TableId) -> Result<Option<ViewDefinition>> {
+            Ok(Some(match id.name.as_str() {
+                "shown" => ViewDefinition::Maintained,
+                "loop_view" => ViewDefinition::Query {
+                    select: outer_with(table("loop_view", "l"), col("l", "x")),
+                    sql: "CREATE VIEW loop_view AS ...".into(),
+                    columns: vec!["x".into()],
+                },
+                _ => ViewDefinition::Query {
+                    select: self.1.clone(),
+                    sql: "CREATE VIEW big_sales AS ...".into(),
+                    columns: vec!["product".into(), "amt".into()],
+                },
+            }))
+        }
+    }
+
+    #[test]
+    fn expands_duckdb_views_into_their_definitions() {
+        // big_sales: SELECT f.pid, f.amount FROM fact f WHERE f.amount > 0, columns (product, amt)
+        let mut def = outer_with(table("fact", "f"), col("f", "pid"));
+        def.items.push(SelectItem { expr: col("f", "amount"), alias: None });
+        def.where_clause = Some(Expr::Compare {
+            op: CompareOp::Gt,
+            left: Box::new(col("f", "amount")),
+            right: Box::new(Expr::Constant(Constant::Integer(0))),
+        });
+        let cat = ViewCatalog(TestCatalog::star(), def);
+        // SELECT p.name, SUM(b.amt) FROM big_sales b JOIN product p ON b.product = p.pid GROUP BY p.name
+        let mut q = outer_with(
+            join(table("big_sales", "b"), table("product", "p"), eq(col("b", "product"), col("p", "pid"))),
+            col("p", "name"),
+        );
+        q.items.push(SelectItem { expr: func("sum", vec![col("b", "amt")]), alias: None });
+        q.group_by = vec![col("p", "name")];
+        let bound = bind(q, &cat).unwrap();
+        let tables: Vec<&str> = bound.leaves.iter().map(|l| l.table.name.as_str()).collect();
+        assert_eq!(tables, vec!["fact", "product"]);
+        assert_eq!(bound.predicates.len(), 2);
+        assert_eq!(bound.source_views.len(), 1);
+        assert_eq!(bound.source_views[0].view.name, "big_sales");
+        // the view's columns are named by the view, not by its query
+        let by_query = outer_with(table("big_sales", "b"), col("b", "amount"));
+        assert!(matches!(bind(by_query, &cat), Err(Error::Bind(_))));
+        // a maintained view and a cycle are not expanded
+        let err = bind(outer_with(table("shown", "s"), col("s", "x")), &cat).unwrap_err().to_string();
+        assert!(err.contains("maintained views as sources"), "{err}");
+        let err = bind(outer_with(table("loop_view", "v"), col("v", "x")), &cat).unwrap_err().to_string();
+        assert!(err.contains("nested more than"), "{err}");
     }
 
     fn sub_of(select: Select) -> FromItem {

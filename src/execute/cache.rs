@@ -17,9 +17,10 @@ use crate::strategy::Strategy;
 use crate::{fk_sources, settings};
 
 use super::mode::Mode;
-use super::{compile, find_view, signature, view_location, ViewRecord};
+use super::{compile, find_view, signature, signature_change, view_location, ViewRecord};
 
 use crate::sql::capture::TABLE_SIZES;
+use crate::sql::catalog::VIEW_DEFINITIONS;
 use crate::sql::views::READ_ONLY;
 
 /// Everything a refresh needs to know about a view that does not change between refreshes.
@@ -82,6 +83,20 @@ pub fn table_states(db: &dyn Sql, tables: &[TableId]) -> Result<Vec<(String, Str
             })
         })
         .collect()
+}
+
+/// Whether every DuckDB view the query expanded still has the definition it was compiled from
+/// (one read of `duckdb_views()`, only for views that read DuckDB views).
+fn views_unchanged(db: &dyn Sql, q: &ViewQuery) -> Result<bool> {
+    if q.source_views.is_empty() {
+        return Ok(true);
+    }
+    let rows = VIEW_DEFINITIONS.rows(db, [])?;
+    let mut now = Vec::new();
+    for r in &rows {
+        now.push((TableId { catalog: r.text(0)?, schema: r.text(1)?, name: r.text(2)? }, r.opt_text(3)?.map(str::to_string)));
+    }
+    Ok(q.source_views.iter().all(|v| now.iter().any(|(id, sql)| id == &v.view && sql.as_deref() == Some(v.sql.as_str()))))
 }
 
 impl Cache {
@@ -155,7 +170,9 @@ impl Cache {
         let key = key_of(&at);
         if let Some(c) = self.views.get(&key) {
             let now = table_states(db, &c.tables).map_err(|e| restale(e, name))?;
-            if now.iter().zip(&c.identity).all(|(n, (oid, sql))| &n.0 == oid && &n.1 == sql) {
+            if now.iter().zip(&c.identity).all(|(n, (oid, sql))| &n.0 == oid && &n.1 == sql)
+                && views_unchanged(db, &c.q)?
+            {
                 return Ok((key, c.clone(), now.iter().map(|n| n.2).collect()));
             }
         }
@@ -186,7 +203,7 @@ impl Cache {
         if signature(&q, &defaults.0) != view.signature {
             return Err(Error::Stale {
                 view: name.to_string(),
-                detail: "a column it reads was added, dropped, renamed or retyped".into(),
+                detail: signature_change(&q, &defaults.0, &view.signature),
             });
         }
         check_stored_layout(db, &q, &view, name)?;

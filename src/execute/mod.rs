@@ -20,7 +20,7 @@ use crate::catalog::{table_name, SqlCatalog};
 use crate::db::{Cells, Sql};
 use crate::error::{Error, Result};
 use crate::home;
-use crate::ir::{ColumnDef, TableId, ViewQuery};
+use crate::ir::{ColumnDef, SourceView, TableId, ViewQuery};
 use crate::parse::parse_select;
 use crate::render::{self, OutputColumn, Qualified};
 use crate::settings;
@@ -221,7 +221,35 @@ fn signature(q: &ViewQuery, main: &str) -> String {
             columns: l.columns.iter().filter(|c| used.contains(&c.name)).collect(),
         })
         .collect();
-    serde_json::to_string(&leaves).unwrap_or_default()
+    let leaves = serde_json::to_string(&leaves).unwrap_or_default();
+    if q.source_views.is_empty() {
+        return leaves;
+    }
+    // Views over DuckDB views also depend on the views' definitions (the layout of views
+    // without any stays as it was).
+    format!("{leaves}{}", views_signature(q, main))
+}
+
+/// The DuckDB views a view query expanded, with their definitions, as `signature` records them.
+fn views_signature(q: &ViewQuery, main: &str) -> String {
+    let views: Vec<SourceView> = q
+        .source_views
+        .iter()
+        .map(|v| SourceView { view: home::stored_table(main, &v.view), sql: v.sql.clone() })
+        .collect();
+    serde_json::to_string(&views).unwrap_or_default()
+}
+
+/// Why a recompiled view no longer matches the signature recorded at create.
+fn signature_change(q: &ViewQuery, main: &str, recorded: &str) -> String {
+    if !q.source_views.is_empty() && !recorded.ends_with(&views_signature(q, main)) {
+        let names: Vec<String> = q.source_views.iter().map(|v| format!("{}.{}", v.view.schema, v.view.name)).collect();
+        return format!(
+            "a DuckDB view it reads ({}) was replaced by another definition (CREATE OR REPLACE VIEW)",
+            names.join(", ")
+        );
+    }
+    "a column it reads was added, dropped, renamed or retyped".into()
 }
 
 fn describe(db: &dyn Sql, query: &str) -> Result<Vec<OutputColumn>> {
