@@ -36,8 +36,10 @@ pub struct FunctionInfo {
 /// A DuckDB view's definition, as the binder expands it into a subquery in FROM.
 #[derive(Clone, Debug)]
 pub enum ViewDefinition {
-    /// A view openivm maintains: its query reads a stored result, not base tables.
-    Maintained,
+    /// A view openivm maintains, with its columns: read as a leaf of the join, whose changes
+    /// are those of the rows the view shows (see `capture`), so that chained views stay exact
+    /// whatever its presentation (HAVING, ORDER BY/LIMIT).
+    Maintained { columns: Vec<ColumnDef> },
     /// Its query (table names resolved as DuckDB resolves them inside the view), the text of its
     /// definition (so that a replacement is noticed) and its column names.
     Query { select: Select, sql: String, columns: Vec<String> },
@@ -85,6 +87,8 @@ struct Scope {
     views: Vec<SourceView>,
     /// How many subqueries (and views) this scope is nested in.
     depth: usize,
+    /// Maintained views read as leaves (each once).
+    upstream: Vec<TableId>,
 }
 
 /// A subquery in FROM flattened into the join: what its columns stand for.
@@ -243,7 +247,7 @@ pub fn bind(select: Select, catalog: &dyn Catalog) -> Result<ViewQuery> {
         let order: Vec<&String> = leaf.columns.iter().map(|c| &c.name).collect();
         cols.sort_by_key(|c| order.iter().position(|o| *o == c));
     }
-    Ok(ViewQuery { leaves: scope.leaves, predicates, shape, used_columns, presentation, source_views: scope.views })
+    Ok(ViewQuery { leaves: scope.leaves, predicates, shape, used_columns, presentation, source_views: scope.views, upstream: scope.upstream })
 }
 
 /// The output an ORDER BY key names: `ORDER BY 2`, or the alias of a select item
@@ -354,16 +358,7 @@ fn flatten(item: FromItem, catalog: &dyn Catalog, scope: &mut Scope, preds: &mut
             if t.kind == RelationKind::View {
                 return expand_view(t, name, alias, catalog, scope, preds);
             }
-            let alias = alias.unwrap_or_else(|| name.name.clone());
-            if scope.alias_taken(&alias) {
-                return bind_error(format!(
-                    "the name '{alias}' is used for two tables of the join; give them different aliases"
-                ));
-            }
-            scope.relations.push(Relation::Leaf(scope.leaves.len()));
-            scope.leaves.push(Leaf { alias, table: t.id, columns: t.columns });
-            scope.visible.push(true);
-            Ok(())
+            add_leaf(t, name, alias, scope)
         }
         FromItem::Subquery { select, alias, columns } => {
             if scope.alias_taken(&alias) {
@@ -417,6 +412,18 @@ fn flatten(item: FromItem, catalog: &dyn Catalog, scope: &mut Scope, preds: &mut
             Ok(())
         }
     }
+}
+
+/// A table (or a maintained view) as a leaf of the join, seen by its alias.
+fn add_leaf(t: ResolvedTable, name: TableName, alias: Option<String>, scope: &mut Scope) -> Result<()> {
+    let alias = alias.unwrap_or_else(|| name.name.clone());
+    if scope.alias_taken(&alias) {
+        return bind_error(format!("the name '{alias}' is used for two tables of the join; give them different aliases"));
+    }
+    scope.relations.push(Relation::Leaf(scope.leaves.len()));
+    scope.leaves.push(Leaf { alias, table: t.id, columns: t.columns });
+    scope.visible.push(true);
+    Ok(())
 }
 
 fn display_name(n: &TableName) -> String {
@@ -620,10 +627,13 @@ fn expand_view(
     let shown = display_name(&name);
     match catalog.view(&t.id)? {
         None => Err(Error::Unsupported(format!("views as sources ('{shown}' is a view; name its base tables instead)"))),
-        Some(ViewDefinition::Maintained) => Err(Error::Unsupported(format!(
-            "maintained views as sources ('{shown}' is maintained by openivm; chained incremental maintenance is \
-             not built, so the view is recomputed from the stored result it shows)"
-        ))),
+        Some(ViewDefinition::Maintained { columns }) => {
+            if !scope.upstream.contains(&t.id) {
+                scope.upstream.push(t.id.clone());
+            }
+            let table = ResolvedTable { id: t.id, kind: RelationKind::Table, columns };
+            add_leaf(table, name, alias, scope)
+        }
         Some(ViewDefinition::Query { select, sql, columns }) => {
             if scope.depth >= MAX_VIEW_DEPTH {
                 return Err(Error::Unsupported(format!("views nested more than {MAX_VIEW_DEPTH} deep ('{shown}')")));
@@ -706,6 +716,11 @@ fn flatten_subquery(
     for v in inner.views {
         if !outer.views.contains(&v) {
             outer.views.push(v);
+        }
+    }
+    for u in inner.upstream {
+        if !outer.upstream.contains(&u) {
+            outer.upstream.push(u);
         }
     }
     Ok(Derived { alias, columns: columns.into_iter().map(|(n, e)| (n, shift(e))).collect() })
@@ -1032,7 +1047,7 @@ pub mod tests {
         }
         fn view(&self, id: &TableId) -> Result<Option<ViewDefinition>> {
             Ok(Some(match id.name.as_str() {
-                "shown" => ViewDefinition::Maintained,
+                "shown" => ViewDefinition::Maintained { columns: vec![ColumnDef { name: "x".into(), ty: "BIGINT".into() }] },
                 "loop_view" => ViewDefinition::Query {
                     select: outer_with(table("loop_view", "l"), col("l", "x")),
                     sql: "CREATE VIEW loop_view AS ...".into(),
@@ -1074,9 +1089,11 @@ pub mod tests {
         // the view's columns are named by the view, not by its query
         let by_query = outer_with(table("big_sales", "b"), col("b", "amount"));
         assert!(matches!(bind(by_query, &cat), Err(Error::Bind(_))));
-        // a maintained view and a cycle are not expanded
-        let err = bind(outer_with(table("shown", "s"), col("s", "x")), &cat).unwrap_err().to_string();
-        assert!(err.contains("maintained views as sources"), "{err}");
+        // a maintained view is a leaf of its own (not expanded), a cycle is refused
+        let chained = bind(outer_with(table("shown", "s"), col("s", "x")), &cat).unwrap();
+        assert_eq!(chained.leaves[0].table.name, "shown");
+        assert_eq!(chained.upstream, vec![chained.leaves[0].table.clone()]);
+        assert!(chained.source_views.is_empty());
         let err = bind(outer_with(table("loop_view", "v"), col("v", "x")), &cat).unwrap_err().to_string();
         assert!(err.contains("nested more than"), "{err}");
     }

@@ -111,6 +111,9 @@ pub struct ViewQuery {
     /// The DuckDB views the query reads, expanded into their definitions: a replaced or dropped
     /// one makes the compiled view stale.
     pub source_views: Vec<SourceView>,
+    /// The maintained views the query reads as leaves (their visible rows, through a feed like a
+    /// table's): `refresh` brings them up to date first.
+    pub upstream: Vec<TableId>,
 }
 
 /// A DuckDB view expanded into the view query, with the text of its definition then.

@@ -597,10 +597,24 @@ pub fn counted_merge_in(dl: Dialect, m: &CountedMerge) -> String {
     insert_cols.extend(m.summed.iter().map(|s| dl.ident(&s.column)));
     let mut insert_vals: Vec<String> = m.keys.iter().map(|k| format!("{d}.{}", dl.ident(k))).collect();
     insert_vals.push(format!("{d}.{sc}"));
-    // A new row's sum is the delta's own. (Under SubtractFirst it has nothing to subtract: rows
-    // of negative weight are deletions, which only reach rows that exist. DuckDB evaluates the
-    // INSERT values for matched rows too, so a subtraction here could overflow for them.)
-    insert_vals.extend(m.summed.iter().map(|s| format!("{d}.{}", dl.ident(&s.column))));
+    // A new row's sum is the delta's own. Under SubtractFirst a new row can have rows of
+    // negative weight too (a term with two delta leaves subtracts what two one-leaf terms
+    // counted twice), so it is the positive part minus the negative one. DuckDB evaluates the
+    // INSERT values for matched rows too, where that difference may overflow: TRY makes it NULL
+    // there (a new row's own sum is a real group's sum, which fits).
+    insert_vals.extend(m.summed.iter().map(|s| {
+        let c = format!("{d}.{}", dl.ident(&s.column));
+        match &s.rule {
+            MergeRule::SubtractFirst(sub) => {
+                let sub = format!("{d}.{}", dl.ident(sub));
+                format!(
+                    "CASE WHEN {sub} IS NULL THEN {c} ELSE {} END",
+                    dl.try_subtract(&format!("COALESCE({c}, 0)"), &sub)
+                )
+            }
+            _ => c,
+        }
+    }));
     let delete =
         if m.delete_at_zero { format!("WHEN MATCHED AND {t}.{tc} + {d}.{sc} = 0 THEN DELETE ") } else { String::new() };
     format!(

@@ -21,6 +21,7 @@ use super::{compile, find_view, signature, signature_change, view_location, View
 
 use crate::sql::capture::TABLE_SIZES;
 use crate::sql::catalog::VIEW_DEFINITIONS;
+use crate::sql::catalog::VIEW_STATES;
 use crate::sql::views::READ_ONLY;
 
 /// Everything a refresh needs to know about a view that does not change between refreshes.
@@ -72,6 +73,16 @@ pub fn table_states(db: &dyn Sql, tables: &[TableId]) -> Result<Vec<(String, Str
         let id = TableId { catalog: r.text(0)?, schema: r.text(1)?, name: r.text(2)? };
         if tables.contains(&id) {
             all.push((id, (r.text(3)?, r.text(4)?, r.int(5)?)));
+        }
+    }
+    // Maintained views read as leaves are not tables: their identity is the view's (read only
+    // when some relation was not found among the tables).
+    if all.len() < tables.len() {
+        for r in VIEW_STATES.rows(db, [])? {
+            let id = TableId { catalog: r.text(0)?, schema: r.text(1)?, name: r.text(2)? };
+            if tables.contains(&id) {
+                all.push((id, (r.text(3)?, r.opt_text(4)?.unwrap_or_default().to_string(), 0)));
+            }
         }
     }
     tables

@@ -30,6 +30,7 @@ pub use cache::Cache;
 pub use database::Session;
 
 use crate::sql::capture::HISTORY_INSERT;
+use crate::sql::capture::RELATION_READERS;
 use crate::sql::catalog::PARSE_TREE;
 use crate::sql::catalog::SCHEMA_EXISTS;
 use crate::sql::facts::NEW_TOKEN;
@@ -486,6 +487,14 @@ pub fn drop_view(db: &dyn Sql, cache: &mut Cache, name: &str) -> Result<String> 
     let dropped = in_transaction(db, || {
         let view = find_view(db, &defaults, name)?;
         let at = &view.at;
+        let readers = readers_of(db, at)?;
+        if !readers.is_empty() {
+            return Err(Error::InvalidArgument(format!(
+                "the maintained view '{}' is read by the maintained views {}; drop them first",
+                at.name,
+                readers.join(", ")
+            )));
+        }
         // Never drop what is not ours: a view replaced behind openivm's back stays.
         if standing(db, &view)? == Standing::Ours {
             db.execute(&render::drop_view(at))?;
@@ -499,6 +508,21 @@ pub fn drop_view(db: &dyn Sql, cache: &mut Cache, name: &str) -> Result<String> 
     })?;
     cache.forget(&dropped);
     Ok(dropped.name)
+}
+
+/// The other maintained views that read the maintained view `at` as a leaf (through a feed on it).
+fn readers_of(db: &dyn Sql, at: &Qualified) -> Result<Vec<String>> {
+    if !crate::catalog::main_table_exists(db, "openivm_views")? {
+        return Ok(vec![]);
+    }
+    let mut out = Vec::new();
+    for r in RELATION_READERS.rows(db, [home::HERE, &at.schema, &at.name])? {
+        let (schema, name) = (r.text(0)?, r.text(1)?);
+        if !(schema.eq_ignore_ascii_case(&at.schema) && name.eq_ignore_ascii_case(&at.name)) {
+            out.push(format!("{schema}.{name}"));
+        }
+    }
+    Ok(out)
 }
 
 #[cfg(test)]
