@@ -98,6 +98,8 @@ mod tests {
         assert_eq!(Dialect::Spark.table(&t), "`memory`.`main`.`fact`");
         assert_eq!(Dialect::Spark.not_distinct("x", "y"), "x <=> y");
         assert_eq!(Dialect::DuckDb.unbounded_add("a", "b"), "list_sum([a, b])");
+        assert_eq!(Dialect::DuckDb.try_subtract("a", "b"), "TRY(a - b)");
+        assert_eq!(Dialect::Spark.try_subtract("a", "b"), "try_subtract(a, b)");
         assert_eq!(Dialect::parse(" Spark "), Some(Dialect::Spark));
         assert_eq!(Dialect::parse("postgres"), None);
     }
