@@ -41,8 +41,17 @@ pub enum ViewDefinition {
     /// whatever its presentation (HAVING, ORDER BY/LIMIT).
     Maintained { columns: Vec<ColumnDef> },
     /// Its query (table names resolved as DuckDB resolves them inside the view), the text of its
-    /// definition (so that a replacement is noticed) and its column names.
-    Query { select: Select, sql: String, columns: Vec<String> },
+    /// definition (so that a replacement is noticed), its column names and its query's parse
+    /// tree (a stage's query where the view cannot be flattened).
+    Query { select: Select, sql: String, columns: Vec<String>, tree: Option<String> },
+}
+
+/// A query a maintained stage stores: DuckDB's parse tree of a subquery (JSON), or of an IN
+/// subquery whose distinct values are stored (`distinct`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StageQuery {
+    pub tree: String,
+    pub distinct: bool,
 }
 
 /// Views expanded inside views deeper than this are refused (DuckDB itself refuses cycles).
@@ -59,6 +68,12 @@ pub trait Catalog {
     fn expression_types(&self, leaves: &[Leaf], exprs: &[Expr]) -> Result<Vec<Option<String>>> {
         let _ = leaves;
         Ok(vec![None; exprs.len()])
+    }
+    /// The hidden maintained view (a stage) that stores `query`, made if the catalog may make
+    /// one; None where there is none (the subquery then has no incremental rule).
+    fn stage(&self, query: &StageQuery) -> Result<Option<ResolvedTable>> {
+        let _ = query;
+        Ok(None)
     }
     /// The definition of the DuckDB view `id`; None where the catalog cannot expand views.
     fn view(&self, id: &TableId) -> Result<Option<ViewDefinition>> {
@@ -127,6 +142,7 @@ pub fn bind(select: Select, catalog: &dyn Catalog) -> Result<ViewQuery> {
     let mut scope = Scope::default();
     let mut raw_predicates = Vec::new();
     flatten(select.from, catalog, &mut scope, &mut raw_predicates)?;
+    let semi_predicates = semi_join_leaves(select.semi_joins, catalog, &mut scope)?;
     if scope.leaves.len() > MAX_LEAVES {
         return Err(Error::Unsupported(format!(
             "joins of more than {MAX_LEAVES} tables (this one has {})",
@@ -134,6 +150,7 @@ pub fn bind(select: Select, catalog: &dyn Catalog) -> Result<ViewQuery> {
         )));
     }
     let mut predicates = std::mem::take(&mut scope.bound_predicates);
+    predicates.extend(semi_predicates);
     for p in raw_predicates.into_iter().chain(select.where_clause) {
         let bound = bind_columns(p, &scope, catalog, false)?;
         predicates.extend(bound.conjuncts());
@@ -360,11 +377,29 @@ fn flatten(item: FromItem, catalog: &dyn Catalog, scope: &mut Scope, preds: &mut
             }
             add_leaf(t, name, alias, scope)
         }
-        FromItem::Subquery { select, alias, columns } => {
+        FromItem::Subquery { select, alias, columns, tree } => {
             if scope.alias_taken(&alias) {
                 return bind_error(format!(
                     "the name '{alias}' is used for two relations of the join; give them different aliases"
                 ));
+            }
+            if !flattens(&select) {
+                // A subquery that groups or deduplicates is a maintained stage of its own, read
+                // like a maintained view (its visible rows, through a feed).
+                let staged = match (&tree, columns.is_empty()) {
+                    (Some(tree), true) => catalog.stage(&StageQuery { tree: tree.clone(), distinct: false })?,
+                    _ => None,
+                };
+                let Some(stage) = staged else {
+                    return Err(Error::Unsupported(
+                        "subqueries in FROM that group, filter groups, deduplicate, order or limit".into(),
+                    ));
+                };
+                if !scope.upstream.contains(&stage.id) {
+                    scope.upstream.push(stage.id.clone());
+                }
+                let name = TableName { catalog: None, schema: None, name: alias.clone() };
+                return add_leaf(stage, name, Some(alias), scope);
             }
             let derived = flatten_subquery(*select, alias, columns, catalog, scope)?;
             scope.relations.push(Relation::Derived(scope.derived.len()));
@@ -634,7 +669,7 @@ fn expand_view(
             let table = ResolvedTable { id: t.id, kind: RelationKind::Table, columns };
             add_leaf(table, name, alias, scope)
         }
-        Some(ViewDefinition::Query { select, sql, columns }) => {
+        Some(ViewDefinition::Query { select, sql, columns, tree }) => {
             if scope.depth >= MAX_VIEW_DEPTH {
                 return Err(Error::Unsupported(format!("views nested more than {MAX_VIEW_DEPTH} deep ('{shown}')")));
             }
@@ -643,7 +678,7 @@ fn expand_view(
                 scope.views.push(view);
             }
             let alias = alias.unwrap_or(name.name);
-            flatten(FromItem::Subquery { select: Box::new(select), alias, columns }, catalog, scope, preds)
+            flatten(FromItem::Subquery { select: Box::new(select), alias, columns, tree }, catalog, scope, preds)
         }
     }
 }
@@ -653,6 +688,37 @@ fn expand_view(
 /// joins over bags commute with selections and projections, so the flattened join has the
 /// same rows. A subquery that groups, aggregates, deduplicates, orders or limits is not
 /// flattened (`Unsupported`).
+/// Whether a subquery in FROM can be flattened into the join (it selects, projects and joins).
+fn flattens(select: &Select) -> bool {
+    select.group_by.is_empty() && !select.group_by_all && select.presentation == Presentation::default()
+        && select.semi_joins.is_empty()
+}
+
+/// `x IN (subquery)` conjuncts as inner joins with a stage holding the subquery's distinct
+/// values: a row passes IN exactly when its `x` equals one of them (NULLs never do), and joins
+/// with exactly that one. The stage's leaf is invisible to the query's names.
+fn semi_join_leaves(semi: Vec<crate::ast::SemiJoin>, catalog: &dyn Catalog, scope: &mut Scope) -> Result<Vec<Expr>> {
+    let mut preds = Vec::new();
+    for s in semi {
+        let Some(stage) = catalog.stage(&StageQuery { tree: s.tree, distinct: true })? else {
+            return Err(Error::Unsupported("subqueries".into()));
+        };
+        let [value] = stage.columns.as_slice() else {
+            return bind_error("an IN subquery must return one column".into());
+        };
+        let x = bind_columns(s.expr, scope, catalog, false)?;
+        let leaf = scope.leaves.len();
+        let column = value.name.clone();
+        if !scope.upstream.contains(&stage.id) {
+            scope.upstream.push(stage.id.clone());
+        }
+        scope.leaves.push(Leaf { alias: format!("in_subquery_{leaf}"), table: stage.id, columns: stage.columns });
+        scope.visible.push(false);
+        preds.push(Expr::Compare { op: CompareOp::Eq, left: Box::new(x), right: Box::new(Expr::Bound { leaf, column }) });
+    }
+    Ok(preds)
+}
+
 fn flatten_subquery(
     select: Select,
     alias: String,
@@ -660,7 +726,7 @@ fn flatten_subquery(
     catalog: &dyn Catalog,
     outer: &mut Scope,
 ) -> Result<Derived> {
-    if !select.group_by.is_empty() || select.group_by_all || select.presentation != Presentation::default() {
+    if !flattens(&select) {
         return Err(Error::Unsupported(
             "subqueries in FROM that group, filter groups, deduplicate, order or limit".into(),
         ));
@@ -898,6 +964,7 @@ pub mod tests {
             group_by: vec![col("p", "name")],
             group_by_all: false,
             presentation: Default::default(),
+            semi_joins: vec![],
         }
     }
 
@@ -990,8 +1057,9 @@ pub mod tests {
             group_by: vec![],
             group_by_all: false,
             presentation: Default::default(),
+            semi_joins: vec![],
         };
-        let sub = FromItem::Subquery { select: Box::new(inner.clone()), alias: "s".into(), columns: vec![] };
+        let sub = FromItem::Subquery { select: Box::new(inner.clone()), alias: "s".into(), columns: vec![], tree: None };
         let outer = Select {
             items: vec![
                 SelectItem { expr: col("s", "n"), alias: None },
@@ -1002,6 +1070,7 @@ pub mod tests {
             group_by: vec![col("s", "n")],
             group_by_all: false,
             presentation: Default::default(),
+            semi_joins: vec![],
         };
         let q = bind(outer, &cat).unwrap();
         // the outer leaf keeps its alias; the inner fact (also aliased f) is renamed
@@ -1052,11 +1121,13 @@ pub mod tests {
                     select: outer_with(table("loop_view", "l"), col("l", "x")),
                     sql: "CREATE VIEW loop_view AS ...".into(),
                     columns: vec!["x".into()],
+                    tree: None,
                 },
                 _ => ViewDefinition::Query {
                     select: self.1.clone(),
                     sql: "CREATE VIEW big_sales AS ...".into(),
                     columns: vec!["product".into(), "amt".into()],
+                    tree: None,
                 },
             }))
         }
@@ -1099,7 +1170,7 @@ pub mod tests {
     }
 
     fn sub_of(select: Select) -> FromItem {
-        FromItem::Subquery { select: Box::new(select), alias: "s".into(), columns: vec![] }
+        FromItem::Subquery { select: Box::new(select), alias: "s".into(), columns: vec![], tree: None }
     }
 
     fn outer_with(from: FromItem, item: Expr) -> Select {
@@ -1110,6 +1181,7 @@ pub mod tests {
             group_by: vec![],
             group_by_all: false,
             presentation: Default::default(),
+            semi_joins: vec![],
         }
     }
 
@@ -1180,6 +1252,7 @@ pub mod tests {
             group_by,
             group_by_all: false,
             presentation: Default::default(),
+            semi_joins: vec![],
         };
         let q = bind(select(vec![at(), func("sum", vec![col("e", "amount")])], vec![at()]), &cat).unwrap();
         let Shape::Grouped { aggregates, .. } = q.shape else { panic!() };
@@ -1222,6 +1295,7 @@ pub mod tests {
             group_by: vec![],
             group_by_all: false,
             presentation: Default::default(),
+            semi_joins: vec![],
         };
         let q = bind(s, &cat).unwrap();
         let Shape::Bag { outputs, .. } = q.shape else { panic!() };

@@ -6,7 +6,7 @@ use std::cell::OnceCell;
 use crate::ast::Expr;
 use crate::ast::TableName;
 use crate::ast::{FromItem, Select};
-use crate::bind::{Catalog, FunctionInfo, RelationKind, ResolvedTable, ViewDefinition};
+use crate::bind::{Catalog, FunctionInfo, RelationKind, ResolvedTable, StageQuery, ViewDefinition};
 use crate::db::{Cells, Sql};
 use crate::error::{Error, Result};
 use crate::ir::{ColumnDef, Leaf, TableId};
@@ -211,15 +211,25 @@ pub fn resolve(
     }
 }
 
+/// Makes a maintained stage for a query text (None: it would not be maintained incrementally).
+pub type StageMaker<'a> = &'a dyn Fn(&str) -> Result<Option<TableId>>;
+
 /// The catalog as seen through the extension's connection.
 pub struct SqlCatalog<'a> {
     db: &'a dyn Sql,
     defaults: OnceCell<(String, String)>,
+    /// Set while a view is created: missing stages are made (else only existing ones are found).
+    stage_maker: Option<StageMaker<'a>>,
 }
 
 impl<'a> SqlCatalog<'a> {
     pub fn new(db: &'a dyn Sql) -> SqlCatalog<'a> {
-        SqlCatalog { db, defaults: OnceCell::new() }
+        SqlCatalog { db, defaults: OnceCell::new(), stage_maker: None }
+    }
+
+    /// A catalog that makes the stages a query needs (while the view is created).
+    pub fn making_stages(db: &'a dyn Sql, maker: StageMaker<'a>) -> SqlCatalog<'a> {
+        SqlCatalog { db, defaults: OnceCell::new(), stage_maker: Some(maker) }
     }
 
     /// The default catalog and schema of the extension's connection (read once per call).
@@ -303,6 +313,31 @@ impl Catalog for SqlCatalog<'_> {
         Ok(Some(ResolvedTable { id, kind: c.kind, columns }))
     }
 
+    fn stage(&self, query: &StageQuery) -> Result<Option<ResolvedTable>> {
+        let Some(sql) = crate::sql::catalog::DESERIALIZE.scalar(self.db, [&query.tree])? else {
+            return Ok(None);
+        };
+        let sql = if query.distinct { crate::render::distinct_stage(&sql) } else { sql };
+        let (catalog, _) = self.defaults()?;
+        let known = if main_table_exists(self.db, "openivm_views")? {
+            crate::sql::views::STAGE_FIND.rows(self.db, [&sql])?.first().map(|r| r.text(0)).transpose()?
+        } else {
+            None
+        };
+        let found = match known {
+            Some(name) => Some(TableId { catalog, schema: crate::capture::feeds::SCHEMA.into(), name }),
+            None => match self.stage_maker {
+                Some(make) => make(&sql)?,
+                None => None,
+            },
+        };
+        let Some(id) = found else {
+            return Ok(None);
+        };
+        let columns = self.columns(&id)?;
+        Ok(Some(ResolvedTable { id, kind: RelationKind::Table, columns }))
+    }
+
     fn view(&self, id: &TableId) -> Result<Option<ViewDefinition>> {
         let Some(sql) = VIEW_DEFINITION.scalar(self.db, [&id.catalog, &id.schema, &id.name])? else {
             return Ok(None);
@@ -332,7 +367,7 @@ impl Catalog for SqlCatalog<'_> {
         }
         self.qualify_in(&mut select.from, id)?;
         let columns = self.columns(id)?.into_iter().map(|c| c.name).collect();
-        Ok(Some(ViewDefinition::Query { select, sql, columns }))
+        Ok(Some(ViewDefinition::Query { select, sql, columns, tree: Some(json) }))
     }
 
     fn function(&self, name: &str) -> Result<Option<FunctionInfo>> {

@@ -879,6 +879,12 @@ pub fn describe(query: &str) -> String {
     format!("DESCRIBE {query}")
 }
 
+/// The query of the stage of an IN subquery: its distinct values (`sql` is DuckDB's own text of
+/// the subquery, from its parse tree).
+pub fn distinct_stage(sql: &str) -> String {
+    format!("SELECT DISTINCT * FROM ({sql}) AS {}", ident("in_subquery"))
+}
+
 pub fn create_view(name: &Qualified, select: &str) -> String {
     format!("CREATE VIEW {} AS {}", name.sql(), select)
 }
