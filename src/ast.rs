@@ -183,6 +183,47 @@ pub enum Expr {
     },
     /// A struct literal `{'a': 1}` / `struct_pack(a := 1)`: field names with their values.
     Struct(Vec<(String, Expr)>),
+    /// An aggregate call with DISTINCT, an ORDER BY or a FILTER (written so by the parser), or
+    /// an aggregate without a delta rule (`list`, `string_agg`, ...; made so by the binder).
+    /// Plain SUM/COUNT/AVG/MIN/MAX stay `Function`.
+    Aggregate(Box<AggCall>),
+}
+
+/// An aggregate call with its modifiers, as written.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AggCall {
+    pub name: String,
+    pub args: Vec<Expr>,
+    pub distinct: bool,
+    pub order_by: Vec<OrderItem<Expr>>,
+    pub filter: Option<Expr>,
+}
+
+impl AggCall {
+    /// A call without modifiers.
+    pub fn plain(name: String, args: Vec<Expr>) -> AggCall {
+        AggCall { name, args, distinct: false, order_by: vec![], filter: None }
+    }
+
+    /// Every expression the call reads: its arguments, its order keys and its filter.
+    pub fn inputs(&self) -> Vec<&Expr> {
+        self.args.iter().chain(self.order_by.iter().map(|o| &o.key)).chain(self.filter.iter()).collect()
+    }
+
+    /// Rebuilds every input with `f`, keeping the call's shape.
+    pub fn map_inputs<E>(self, f: &mut impl FnMut(Expr) -> Result<Expr, E>) -> Result<AggCall, E> {
+        let AggCall { name, args, distinct, order_by, filter } = self;
+        Ok(AggCall {
+            name,
+            args: args.into_iter().map(&mut *f).collect::<Result<_, E>>()?,
+            distinct,
+            order_by: order_by
+                .into_iter()
+                .map(|o| Ok(OrderItem { key: f(o.key)?, descending: o.descending, nulls_first: o.nulls_first }))
+                .collect::<Result<_, E>>()?,
+            filter: filter.map(&mut *f).transpose()?,
+        })
+    }
 }
 
 impl Expr {
@@ -207,6 +248,7 @@ impl Expr {
                 checks.iter().flat_map(|(w, t)| [w, t]).chain(std::iter::once(&**otherwise)).collect()
             }
             Expr::Struct(fields) => fields.iter().map(|(_, v)| v).collect(),
+            Expr::Aggregate(call) => call.inputs(),
         }
     }
 
@@ -240,6 +282,7 @@ impl Expr {
             Expr::Struct(fields) => {
                 Expr::Struct(fields.into_iter().map(|(n, v)| Ok((n, f(v)?))).collect::<Result<_, E>>()?)
             }
+            Expr::Aggregate(call) => Expr::Aggregate(Box::new(call.map_inputs(f)?)),
         })
     }
 

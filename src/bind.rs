@@ -4,7 +4,7 @@
 //! expands `*`, checks functions (aggregates must be SUM/COUNT/AVG, scalars deterministic) and
 //! rewrites the select list over the stored columns of the result.
 
-use crate::ast::{CompareOp, Expr, FromItem, OrderItem, Presentation, Select, TableName};
+use crate::ast::{AggCall, CompareOp, Expr, FromItem, OrderItem, Presentation, Select, TableName};
 use crate::error::{Error, Result};
 use crate::ir::{stored, AggFunc, Aggregate, ColumnDef, Leaf, OrderKey, Shape, SourceView, TableId, ViewQuery};
 
@@ -249,6 +249,7 @@ pub fn bind(select: Select, catalog: &dyn Catalog) -> Result<ViewQuery> {
         Shape::Grouped { keys, aggregates, .. } => {
             keys.iter().for_each(&mut note);
             aggregates.iter().filter_map(|a| a.arg.as_ref()).for_each(&mut note);
+            aggregates.iter().filter_map(|a| a.call.as_ref()).flat_map(|c| c.inputs()).for_each(&mut note);
         }
         Shape::Bag { outputs, .. } => outputs.iter().for_each(&mut note),
     }
@@ -287,6 +288,7 @@ fn output_named(key: &Expr, items: &[(Expr, Option<String>)]) -> Result<Option<u
 /// An aggregate call of a select item (`SUM(x)`, `count(*)`), not an expression over one.
 fn is_aggregate_call(e: &Expr) -> bool {
     matches!(e, Expr::Function { name, is_operator: false, .. } if aggregate_func(name).is_some())
+        || matches!(e, Expr::Aggregate(_))
 }
 
 /// Asks DuckDB for the types of every expression of the query, then refuses what depends on
@@ -305,6 +307,7 @@ fn type_and_check(
         Shape::Grouped { keys, aggregates, .. } => {
             roots.extend(keys.iter().cloned());
             roots.extend(aggregates.iter().filter_map(|a| a.arg.clone()));
+            roots.extend(aggregates.iter().filter_map(|a| a.call.as_ref()).flat_map(|c| c.inputs()).cloned());
         }
         Shape::Bag { outputs, .. } => roots.extend(outputs.iter().cloned()),
     }
@@ -355,6 +358,9 @@ fn type_and_check(
     if let Shape::Grouped { aggregates, .. } = shape {
         for a in aggregates.iter_mut() {
             a.arg_type = a.arg.as_ref().and_then(&type_of).map(str::to_string);
+            if let Some(call) = &a.call {
+                crate::session::check_recomputed_aggregate(&call.name, &call.inputs(), &type_of)?;
+            }
         }
     }
     Ok(())
@@ -543,15 +549,29 @@ fn bind_columns(e: Expr, scope: &Scope, catalog: &dyn Catalog, allow_aggregates:
             // function of that name.
             None if parts.len() == 1 && catalog.function(special_function(&parts[0]))?.is_some() => {
                 let name = special_function(&parts[0]).to_string();
-                check_function(&name, false, allow_aggregates, catalog)?;
+                if check_function(&name, false, allow_aggregates, catalog)? && aggregate_func(&name).is_none() {
+                    return Ok(Expr::Aggregate(Box::new(AggCall::plain(name, vec![]))));
+                }
                 Ok(Expr::Function { name, args: vec![], is_operator: false })
             }
             None => bind_error(format!("column '{}' does not exist in the tables of the query", parts.join("."))),
         },
         Expr::Star { .. } => Err(Error::Unsupported("* inside an expression".into())),
         Expr::Function { name, args, is_operator } => {
-            check_function(&name, is_operator, allow_aggregates, catalog)?;
+            // An aggregate without a delta rule becomes an `Aggregate` call (recomputed per group).
+            if check_function(&name, is_operator, allow_aggregates, catalog)? && aggregate_func(&name).is_none() {
+                return Ok(Expr::Aggregate(Box::new(AggCall::plain(name, args))));
+            }
             Ok(Expr::Function { name, args, is_operator })
+        }
+        Expr::Aggregate(call) => {
+            if !check_function(&call.name, false, allow_aggregates, catalog)? {
+                return Err(Error::Unsupported(format!(
+                    "DISTINCT, ORDER BY or FILTER on {}(), which is not an aggregate",
+                    call.name
+                )));
+            }
+            Ok(Expr::Aggregate(call))
         }
         other => Ok(other),
     })
@@ -581,16 +601,16 @@ pub fn aggregate_func(name: &str) -> Option<AggFunc> {
     }
 }
 
-fn check_function(name: &str, is_operator: bool, allow_aggregates: bool, catalog: &dyn Catalog) -> Result<()> {
+/// Checks a call of `name`: Ok(true) for an aggregate (allowed only where aggregates are),
+/// Ok(false) for a scalar function or an operator; refuses what is not deterministic or depends
+/// on the session.
+fn check_function(name: &str, is_operator: bool, allow_aggregates: bool, catalog: &dyn Catalog) -> Result<bool> {
     if is_operator {
-        return Ok(());
+        return Ok(false);
     }
+    let outside = || Err(Error::Unsupported(format!("aggregate {}() outside the select list", name.to_uppercase())));
     if aggregate_func(name).is_some() {
-        return if allow_aggregates {
-            Ok(())
-        } else {
-            Err(Error::Unsupported(format!("aggregate {}() outside the select list", name.to_uppercase())))
-        };
+        return if allow_aggregates { Ok(true) } else { outside() };
     }
     crate::session::check_function(name)?;
     if crate::session::CLOCK_FUNCTIONS.iter().any(|f| f.eq_ignore_ascii_case(name)) {
@@ -598,21 +618,18 @@ fn check_function(name: &str, is_operator: bool, allow_aggregates: bool, catalog
     }
     match catalog.function(name)? {
         None => bind_error(format!("function '{name}' does not exist")),
-        Some(f) if f.aggregate => Err(Error::Unsupported(format!(
-            "the aggregate function {}() (supported: SUM, COUNT(*), COUNT(expr), AVG, MIN, MAX)",
-            name.to_uppercase()
-        ))),
         Some(f) if !f.deterministic => Err(Error::Refused(format!("the non-deterministic function {name}()"))),
-        Some(_) => Ok(()),
+        Some(f) if f.aggregate && !allow_aggregates => outside(),
+        Some(f) => Ok(f.aggregate),
     }
 }
 
 fn contains_aggregate(e: &Expr) -> bool {
     let mut found = false;
-    e.visit(&mut |x| {
-        if let Expr::Function { name, is_operator: false, .. } = x {
-            found |= aggregate_func(name).is_some();
-        }
+    e.visit(&mut |x| match x {
+        Expr::Function { name, is_operator: false, .. } => found |= aggregate_func(name).is_some(),
+        Expr::Aggregate(_) => found = true,
+        _ => {}
     });
     found
 }
@@ -865,20 +882,39 @@ fn over_stored(e: Expr, keys: &[Expr], aggregates: &mut Vec<Aggregate>) -> Resul
                 }
             };
             let func = if func == AggFunc::Count && arg.is_none() { AggFunc::CountStar } else { func };
-            let agg = Aggregate { func, arg, arg_type: None };
-            let j = match aggregates.iter().position(|a| a == &agg) {
-                Some(j) => j,
-                None => {
-                    aggregates.push(agg);
-                    aggregates.len() - 1
-                }
-            };
-            Ok(Expr::column(&stored::agg(j)))
+            Ok(Expr::column(&stored::agg(add_aggregate(
+                aggregates,
+                Aggregate { func, arg, arg_type: None, call: None },
+            ))))
+        }
+        Expr::Aggregate(call) => {
+            if call.inputs().into_iter().any(contains_aggregate) {
+                return Err(Error::Unsupported("nested aggregates".into()));
+            }
+            // MIN/MAX(DISTINCT x) is MIN/MAX(x), which has a delta rule.
+            let extremum = matches!(aggregate_func(&call.name), Some(AggFunc::Min | AggFunc::Max));
+            if extremum && call.order_by.is_empty() && call.filter.is_none() && call.args.len() == 1 {
+                let plain = Expr::Function { name: call.name, args: call.args, is_operator: false };
+                return over_stored(plain, keys, aggregates);
+            }
+            let agg = Aggregate { func: AggFunc::Recomputed, arg: None, arg_type: None, call: Some(*call) };
+            Ok(Expr::column(&stored::agg(add_aggregate(aggregates, agg))))
         }
         Expr::Bound { leaf: _, column } => bind_error(format!(
             "column '{column}' must appear in the GROUP BY clause or be used in an aggregate function"
         )),
         other => other.map_children(&mut |c| over_stored(c, keys, aggregates)),
+    }
+}
+
+/// The index of `agg` among the view's aggregates, added if it is new (equal calls share one).
+fn add_aggregate(aggregates: &mut Vec<Aggregate>, agg: Aggregate) -> usize {
+    match aggregates.iter().position(|a| a == &agg) {
+        Some(j) => j,
+        None => {
+            aggregates.push(agg);
+            aggregates.len() - 1
+        }
     }
 }
 
@@ -918,7 +954,7 @@ pub mod tests {
             Ok(match name {
                 "upper" | "lower" => Some(FunctionInfo { aggregate: false, deterministic: true, builtin: true }),
                 "random" => Some(FunctionInfo { aggregate: false, deterministic: false, builtin: true }),
-                "median" => Some(FunctionInfo { aggregate: true, deterministic: true, builtin: true }),
+                "median" | "string_agg" => Some(FunctionInfo { aggregate: true, deterministic: true, builtin: true }),
                 _ => None,
             })
         }
@@ -990,8 +1026,30 @@ pub mod tests {
     fn refuses_what_it_cannot_maintain() {
         let cat = TestCatalog::star();
         let mut s = star_select();
+        // an aggregate without a delta rule is kept whole, to be recomputed per group
         s.items.push(SelectItem { expr: func("median", vec![col("f", "amount")]), alias: None });
-        assert!(bind(s, &cat).unwrap_err().to_string().contains("MEDIAN"));
+        let q = bind(s, &cat).unwrap();
+        let Shape::Grouped { aggregates, outputs, .. } = &q.shape else { panic!() };
+        assert_eq!(aggregates[1].func, AggFunc::Recomputed);
+        assert_eq!(
+            aggregates[1].call,
+            Some(AggCall::plain("median".into(), vec![Expr::Bound { leaf: 0, column: "amount".into() }]))
+        );
+        assert_eq!(outputs[2], Expr::column("openivm_a1"));
+        assert_eq!(q.recomputed_aggregates().len(), 1);
+        // but not outside the select list, nor nested
+        let mut s = star_select();
+        s.where_clause = Some(eq(func("median", vec![col("f", "amount")]), Expr::Constant(Constant::Integer(1))));
+        assert!(bind(s, &cat).unwrap_err().to_string().contains("MEDIAN() outside the select list"));
+        let mut s = star_select();
+        s.items.push(SelectItem { expr: func("median", vec![func("sum", vec![col("f", "amount")])]), alias: None });
+        assert!(bind(s, &cat).unwrap_err().to_string().contains("nested aggregates"));
+        // MIN(DISTINCT x) is MIN(x)
+        let mut s = star_select();
+        let distinct_min = AggCall { distinct: true, ..AggCall::plain("min".into(), vec![col("f", "amount")]) };
+        s.items.push(SelectItem { expr: Expr::Aggregate(Box::new(distinct_min)), alias: None });
+        let q = bind(s, &cat).unwrap();
+        assert!(q.has_extrema() && q.recomputed_aggregates().is_empty());
         let mut s = star_select();
         s.where_clause = Some(eq(func("random", vec![]), Expr::Constant(Constant::Integer(1))));
         assert!(bind(s, &cat).unwrap_err().to_string().contains("non-deterministic function random"));

@@ -599,6 +599,14 @@ pub fn compile(
     let f = parse_facts(facts)?;
     let (_, c, _) = cache.compiled(db, name)?;
     let r = resolve(&c.q, &f, &|n| table_exists(db, n))?;
+    // A program merges a delta: aggregates without a delta rule have none.
+    if let Some(a) = c.q.recomputed_aggregates().first() {
+        return Err(Error::InvalidArgument(format!(
+            "'{name}' has {}, which has no delta rule (the view recomputes the groups a change touches); a \
+             compiled program covers views whose aggregates all merge deltas",
+            a.display()
+        )));
+    }
     // MIN/MAX merge only insert-only deltas; a refresh with deletes recomputes instead.
     if c.q.has_extrema() && r.shapes.iter().any(|s| s.delta_shape(r.assume_insert_only).contains(DeltaShape::DELETES)) {
         return Err(Error::InvalidArgument(format!(

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::ast::{Expr, Presentation};
+use crate::ast::{AggCall, Expr, Presentation};
 
 /// A base table's fully qualified identity.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -38,6 +38,10 @@ pub enum AggFunc {
     /// taken back from the stored one.
     Min,
     Max,
+    /// An aggregate without a delta rule (LIST, STRING_AGG, MEDIAN, COUNT(DISTINCT x), ...;
+    /// `Aggregate::call` holds it): stored as its finished value per group, and recomputed for
+    /// every group a delta touches (strategy `group_recompute`).
+    Recomputed,
 }
 
 /// An aggregate of the view, with its argument bound to leaves.
@@ -48,6 +52,28 @@ pub struct Aggregate {
     /// DuckDB's type of the argument (None where the catalog could not tell): decides how its
     /// signed sum is kept exact (see `SumInput`).
     pub arg_type: Option<String>,
+    /// `AggFunc::Recomputed`: the whole call (inputs bound to leaves); None otherwise.
+    pub call: Option<AggCall>,
+}
+
+impl Aggregate {
+    /// How the aggregate is named to users: `LIST()`, `COUNT(DISTINCT)`, `MIN()`.
+    pub fn display(&self) -> String {
+        let name = match (&self.call, self.func) {
+            (Some(c), _) => c.name.to_uppercase(),
+            (None, AggFunc::Sum) => "SUM".into(),
+            (None, AggFunc::CountStar | AggFunc::Count) => "COUNT".into(),
+            (None, AggFunc::Avg) => "AVG".into(),
+            (None, AggFunc::Min) => "MIN".into(),
+            (None, AggFunc::Max) => "MAX".into(),
+            (None, AggFunc::Recomputed) => "?".into(),
+        };
+        match &self.call {
+            Some(c) if c.distinct => format!("{name}(DISTINCT)"),
+            Some(c) if c.filter.is_some() => format!("{name}() FILTER"),
+            _ => format!("{name}()"),
+        }
+    }
 }
 
 /// How the argument of a SUM/AVG is summed, by its DuckDB type (DuckDB's own SUM: integers
@@ -147,6 +173,15 @@ impl ViewQuery {
             if aggregates.iter().any(|a| matches!(a.func, AggFunc::Min | AggFunc::Max)))
     }
 
+    /// The aggregates without a delta rule (`AggFunc::Recomputed`): the view's strategy is
+    /// `group_recompute` when there is one.
+    pub fn recomputed_aggregates(&self) -> Vec<&Aggregate> {
+        match &self.shape {
+            Shape::Grouped { aggregates, .. } => aggregates.iter().filter(|a| a.func == AggFunc::Recomputed).collect(),
+            Shape::Bag { .. } => vec![],
+        }
+    }
+
     pub fn aggregate_count(&self) -> usize {
         match &self.shape {
             Shape::Grouped { aggregates, .. } => aggregates.len(),
@@ -204,6 +239,10 @@ pub mod stored {
     /// MIN/MAX: the extremum of the inputs (NULL when none is non-NULL).
     pub fn agg_extremum(j: usize) -> String {
         format!("openivm_a{j}_ext")
+    }
+    /// An aggregate without a delta rule: its finished value.
+    pub fn agg_value(j: usize) -> String {
+        format!("openivm_a{j}_val")
     }
     pub fn agg_nonnull(j: usize) -> String {
         format!("openivm_a{j}_nn")

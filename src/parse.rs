@@ -7,7 +7,7 @@
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::ast::{CompareOp, Constant, Expr, FromItem, Select, SelectItem, SemiJoin, TableName, TypeName};
+use crate::ast::{AggCall, CompareOp, Constant, Expr, FromItem, Select, SelectItem, SemiJoin, TableName, TypeName};
 use crate::error::{Error, Result};
 
 #[derive(Deserialize)]
@@ -165,7 +165,7 @@ struct RawArgument {
 #[derive(Deserialize, Default)]
 #[serde(default)]
 struct RawOrders {
-    orders: Vec<Value>,
+    orders: Vec<RawOrder>,
 }
 
 #[derive(Deserialize, Default)]
@@ -345,19 +345,7 @@ fn modifiers(mods: Vec<RawModifier>) -> Result<crate::ast::Presentation<Expr>> {
             1 => p.distinct = true,
             2 => {
                 for o in m.orders {
-                    let descending = match o.kind.as_str() {
-                        "ORDER_DEFAULT" => None,
-                        "ASCENDING" => Some(false),
-                        "DESCENDING" => Some(true),
-                        other => return unsupported(format!("ORDER BY direction {other}")),
-                    };
-                    let nulls_first = match o.null_order.as_str() {
-                        "ORDER_DEFAULT" => None,
-                        "NULLS FIRST" | "NULLS_FIRST" => Some(true),
-                        "NULLS LAST" | "NULLS_LAST" => Some(false),
-                        other => return unsupported(format!("ORDER BY null order {other}")),
-                    };
-                    p.order_by.push(crate::ast::OrderItem { key: expr(o.expression)?, descending, nulls_first });
+                    p.order_by.push(order_item(o)?);
                 }
             }
             _ => {
@@ -367,6 +355,23 @@ fn modifiers(mods: Vec<RawModifier>) -> Result<crate::ast::Presentation<Expr>> {
         }
     }
     Ok(p)
+}
+
+/// One ORDER BY key (of the query or inside an aggregate) with its direction and NULL order.
+fn order_item(o: RawOrder) -> Result<crate::ast::OrderItem<Expr>> {
+    let descending = match o.kind.as_str() {
+        "ORDER_DEFAULT" => None,
+        "ASCENDING" => Some(false),
+        "DESCENDING" => Some(true),
+        other => return unsupported(format!("ORDER BY direction {other}")),
+    };
+    let nulls_first = match o.null_order.as_str() {
+        "ORDER_DEFAULT" => None,
+        "NULLS FIRST" | "NULLS_FIRST" => Some(true),
+        "NULLS LAST" | "NULLS_LAST" => Some(false),
+        other => return unsupported(format!("ORDER BY null order {other}")),
+    };
+    Ok(crate::ast::OrderItem { key: expr(o.expression)?, descending, nulls_first })
 }
 
 /// A LIMIT or OFFSET: a non-negative integer literal (anything computed is not modelled).
@@ -517,12 +522,14 @@ fn expr(mut e: RawExpr) -> Result<Expr> {
         }
         "FUNCTION" => {
             let filter = e.filter.take().map(|f| expr(*f)).transpose()?;
-            if e.order_bys.as_ref().is_some_and(|o| !o.orders.is_empty()) {
-                return unsupported("ORDER BY inside an aggregate");
-            }
-            if e.distinct {
-                return unsupported(format!("{}(DISTINCT ...)", e.function_name.to_uppercase()));
-            }
+            let order_by = e
+                .order_bys
+                .take()
+                .map(|o| o.orders)
+                .unwrap_or_default()
+                .into_iter()
+                .map(order_item)
+                .collect::<Result<Vec<_>>>()?;
             if (!e.schema.is_empty() || !e.catalog.is_empty()) && !written_by_the_parser(&e) {
                 return unsupported(format!("schema-qualified function {}.{}", e.schema, e.function_name));
             }
@@ -550,8 +557,19 @@ fn expr(mut e: RawExpr) -> Result<Expr> {
             }
             let args = named.into_iter().map(|(_, a)| expr(a)).collect::<Result<_>>()?;
             match filter {
-                None => Ok(Expr::Function { name: e.function_name, args, is_operator: e.is_operator }),
-                Some(condition) => filtered_aggregate(e.function_name, args, condition),
+                None if !e.distinct && order_by.is_empty() => {
+                    Ok(Expr::Function { name: e.function_name, args, is_operator: e.is_operator })
+                }
+                Some(condition) if !e.distinct && order_by.is_empty() => {
+                    Ok(filtered_aggregate(e.function_name, args, condition))
+                }
+                filter => Ok(Expr::Aggregate(Box::new(AggCall {
+                    name: e.function_name,
+                    args,
+                    distinct: e.distinct,
+                    order_by,
+                    filter,
+                }))),
             }
         }
         "COMPARISON" => {
@@ -632,23 +650,30 @@ fn expr(mut e: RawExpr) -> Result<Expr> {
 /// `agg(x) FILTER (WHERE c)` as `agg(CASE WHEN c THEN x END)`, for the aggregates that ignore
 /// NULL inputs (`count(*) FILTER (WHERE c)` counts `CASE WHEN c THEN 1 END`): the rows where `c`
 /// is not true contribute a NULL, which these aggregates skip, exactly as the filter skips them.
-fn filtered_aggregate(name: String, mut args: Vec<Expr>, condition: Expr) -> Result<Expr> {
+/// Other aggregates keep their FILTER (an `Expr::Aggregate`, recomputed per touched group).
+fn filtered_aggregate(name: String, mut args: Vec<Expr>, condition: Expr) -> Expr {
     let when = |value: Expr| Expr::Case {
         checks: vec![(condition.clone(), value)],
         otherwise: Box::new(Expr::Constant(Constant::Null)),
     };
     let lower = name.to_ascii_lowercase();
     match (lower.as_str(), args.len()) {
-        ("count_star", 0) => Ok(Expr::Function {
+        ("count_star", 0) => Expr::Function {
             name: "count".into(),
             args: vec![when(Expr::Constant(Constant::Integer(1)))],
             is_operator: false,
-        }),
-        ("sum" | "count" | "avg" | "mean", 1) => {
+        },
+        ("sum" | "count" | "avg" | "mean" | "min" | "max", 1) => {
             let arg = args.remove(0);
-            Ok(Expr::Function { name, args: vec![when(arg)], is_operator: false })
+            Expr::Function { name, args: vec![when(arg)], is_operator: false }
         }
-        _ => unsupported(format!("FILTER on {}()", name.to_uppercase())),
+        _ => Expr::Aggregate(Box::new(AggCall {
+            name,
+            args,
+            distinct: false,
+            order_by: vec![],
+            filter: Some(condition),
+        })),
     }
 }
 
@@ -917,22 +942,28 @@ mod tests {
             otherwise: Box::new(Expr::Constant(Constant::Null)),
         };
         assert_eq!(
-            filtered_aggregate("sum".into(), vec![col(&["b"])], cond.clone()).unwrap(),
+            filtered_aggregate("sum".into(), vec![col(&["b"])], cond.clone()),
             Expr::Function { name: "sum".into(), args: vec![case(col(&["b"]))], is_operator: false }
         );
         assert_eq!(
-            filtered_aggregate("count_star".into(), vec![], cond.clone()).unwrap(),
+            filtered_aggregate("count_star".into(), vec![], cond.clone()),
             Expr::Function {
                 name: "count".into(),
                 args: vec![case(Expr::Constant(Constant::Integer(1)))],
                 is_operator: false
             }
         );
-        // list() keeps NULLs: a CASE would add them, so it is not rewritten
-        assert!(filtered_aggregate("list".into(), vec![col(&["b"])], cond)
-            .unwrap_err()
-            .to_string()
-            .contains("FILTER on LIST()"));
+        // list() keeps NULLs: a CASE would add them, so it keeps its FILTER
+        assert_eq!(
+            filtered_aggregate("list".into(), vec![col(&["b"])], cond.clone()),
+            Expr::Aggregate(Box::new(AggCall {
+                name: "list".into(),
+                args: vec![col(&["b"])],
+                distinct: false,
+                order_by: vec![],
+                filter: Some(cond)
+            }))
+        );
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! Stage 5: the only producer of SQL text. Every identifier is quoted here and every literal
 //! escaped here; no other module builds SQL from strings.
 
-use crate::ast::{CompareOp, Constant, Expr, TypeName};
+use crate::ast::{AggCall, CompareOp, Constant, Expr, TypeName};
 use crate::ir::{stored, AggFunc, ColumnDef, Leaf, OrderKey, Shape, SumInput, TableId, ViewQuery};
 use crate::plan::{Mask, Term};
 
@@ -185,7 +185,42 @@ pub fn expr_in(d: Dialect, e: &Expr, aliases: &[String]) -> String {
         Expr::Struct(fields) => {
             format!("struct_pack({})", list(fields, ", ", |(n, v)| format!("{} := {}", d.ident(n), r(v))))
         }
+        Expr::Aggregate(call) => aggregate_call(d, call, aliases),
     }
+}
+
+/// An aggregate call with its modifiers: `name(DISTINCT a, b ORDER BY k DESC) FILTER (WHERE c)`.
+fn aggregate_call(d: Dialect, call: &AggCall, aliases: &[String]) -> String {
+    let r = |x: &Expr| expr_in(d, x, aliases);
+    let mut inside = if call.name == "count_star" && call.args.is_empty() {
+        "*".to_string()
+    } else {
+        format!("{}{}", if call.distinct { "DISTINCT " } else { "" }, list(&call.args, ", ", r))
+    };
+    if !call.order_by.is_empty() {
+        inside.push_str(&format!(
+            " ORDER BY {}",
+            list(&call.order_by, ", ", |o| format!("{}{}", r(&o.key), order_suffix(o.descending, o.nulls_first)))
+        ));
+    }
+    let name = if call.name == "count_star" { "count".to_string() } else { function_name(d, &call.name) };
+    let filter = call.filter.as_ref().map(|f| format!(" FILTER (WHERE {})", r(f))).unwrap_or_default();
+    format!("{name}({inside}){filter}")
+}
+
+/// ` ASC`/` DESC` and ` NULLS FIRST`/` NULLS LAST` as written (nothing for DuckDB's defaults).
+fn order_suffix(descending: Option<bool>, nulls_first: Option<bool>) -> String {
+    let dir = match descending {
+        None => "",
+        Some(false) => " ASC",
+        Some(true) => " DESC",
+    };
+    let nulls = match nulls_first {
+        None => "",
+        Some(true) => " NULLS FIRST",
+        Some(false) => " NULLS LAST",
+    };
+    format!("{dir}{nulls}")
 }
 
 /// Function names that DuckDB's grammar reads as keywords when unquoted (`position(a IN b)`).
@@ -230,12 +265,11 @@ fn payload(q: &ViewQuery) -> Vec<(Expr, String)> {
             .iter()
             .enumerate()
             .map(|(i, k)| (k.clone(), stored::group(i)))
-            .chain(
-                aggregates
-                    .iter()
-                    .enumerate()
-                    .filter_map(|(j, a)| a.arg.as_ref().map(|arg| (arg.clone(), value_col(j)))),
-            )
+            .chain(aggregates.iter().enumerate().flat_map(|(j, a)| match (&a.arg, &a.call) {
+                (Some(arg), _) => vec![(arg.clone(), value_col(j))],
+                (None, Some(call)) => recomputed_over_payload(j, call).0,
+                (None, None) => vec![],
+            }))
             .collect(),
         Shape::Bag { outputs, text_identity } => {
             let mut p: Vec<(Expr, String)> =
@@ -247,6 +281,31 @@ fn payload(q: &ViewQuery) -> Vec<(Expr, String)> {
             p
         }
     }
+}
+
+/// An aggregate without a delta rule, split for the terms: the inputs that read columns, each
+/// projected by the terms as `openivm_v<j>_<i>` (equal inputs once), and the call over those
+/// payload columns. Inputs without a column (`string_agg`'s separator, `quantile`'s fraction)
+/// stay in the call as written, since some aggregates need them constant.
+fn recomputed_over_payload(j: usize, call: &AggCall) -> (Vec<(Expr, String)>, AggCall) {
+    let mut projected: Vec<(Expr, String)> = Vec::new();
+    let over = call.clone().map_inputs(&mut |e: Expr| -> Result<Expr, ()> {
+        let mut reads = false;
+        e.visit(&mut |x| reads |= matches!(x, Expr::Bound { .. }));
+        if !reads {
+            return Ok(e);
+        }
+        let name = match projected.iter().find(|(p, _)| p == &e) {
+            Some((_, n)) => n.clone(),
+            None => {
+                let n = format!("{}_{}", value_col(j), projected.len());
+                projected.push((e, n.clone()));
+                n
+            }
+        };
+        Ok(Expr::column(&name))
+    });
+    (projected, over.unwrap_or_else(|()| call.clone()))
 }
 
 /// The columns that identify a row of the stored result: group keys (and the text of bag
@@ -426,6 +485,18 @@ fn aggregate_rows(d: Dialect, q: &ViewQuery, rows_sql: &str, weights: Weights) -
             let sum_col = d.ident(&stored::agg_sum(j));
             match a.func {
                 AggFunc::CountStar => {}
+                // Recomputed per group: only ever aggregated over rows of weight 1 (a fill or the
+                // recompute of touched groups); weighted rows give it its type only.
+                AggFunc::Recomputed => {
+                    if let Some(call) = &a.call {
+                        let over = recomputed_over_payload(j, call).1;
+                        cols.push(format!(
+                            "{} AS {}",
+                            expr_in(d, &Expr::Aggregate(Box::new(over)), &[]),
+                            d.ident(&stored::agg_value(j))
+                        ));
+                    }
+                }
                 AggFunc::Count => cols.push(nonnull),
                 // Rows of positive weight: in an insert-only refresh every row of a negative
                 // term is also a row of a positive one (the extremum is idempotent).
@@ -517,7 +588,8 @@ pub fn stored_columns(q: &ViewQuery) -> (Vec<String>, Vec<Summed>) {
     if let Shape::Grouped { aggregates, .. } = &q.shape {
         for (j, a) in aggregates.iter().enumerate() {
             match a.func {
-                AggFunc::CountStar => {}
+                // Never merged: a view with such an aggregate recomputes the groups a delta touches.
+                AggFunc::CountStar | AggFunc::Recomputed => {}
                 AggFunc::Count => state.push(Summed::added(stored::agg_nonnull(j))),
                 AggFunc::Min => state.push(Summed { column: stored::agg_extremum(j), rule: MergeRule::Least }),
                 AggFunc::Max => state.push(Summed { column: stored::agg_extremum(j), rule: MergeRule::Greatest }),
@@ -651,6 +723,45 @@ pub fn apply_view_delta_in(d: Dialect, q: &ViewQuery, data: &Qualified, delta_sq
     )
 }
 
+/// The distinct group keys of payload rows (`openivm_g<i>`): the groups the run terms of a
+/// refresh touch.
+pub fn touched_keys(q: &ViewQuery, rows_sql: &str) -> String {
+    let keys = list(key_columns(q), ", ", |k| ident(&k));
+    format!("SELECT DISTINCT {keys} FROM ({rows_sql}) AS openivm_rows")
+}
+
+/// `a.k = b.k AND ...` over the key columns, NULL-safe (a NULL key is a group too).
+fn keys_match(q: &ViewQuery, a: &str, b: &str) -> String {
+    let d = Dialect::DuckDb;
+    let on =
+        list(key_columns(q), " AND ", |k| d.not_distinct(&format!("{a}.{}", ident(&k)), &format!("{b}.{}", ident(&k))));
+    if on.is_empty() {
+        "TRUE".into()
+    } else {
+        on
+    }
+}
+
+/// Deletes the stored groups whose keys are in the table `keys` (from `touched_keys`).
+pub fn delete_groups(q: &ViewQuery, data: &Qualified, keys: &Qualified) -> String {
+    format!(
+        "DELETE FROM {} AS openivm_t WHERE EXISTS (SELECT 1 FROM {} AS openivm_k WHERE {})",
+        data.sql(),
+        keys.sql(),
+        keys_match(q, "openivm_t", "openivm_k")
+    )
+}
+
+/// Payload rows restricted to the groups whose keys are in the table `keys`: a semi-join on the
+/// key tuple, NULL-safe.
+pub fn rows_of_groups(q: &ViewQuery, rows_sql: &str, keys: &Qualified) -> String {
+    format!(
+        "SELECT openivm_r.* FROM ({rows_sql}) AS openivm_r SEMI JOIN {} AS openivm_k ON {}",
+        keys.sql(),
+        keys_match(q, "openivm_r", "openivm_k")
+    )
+}
+
 /// One output column of the view as the user sees it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct OutputColumn {
@@ -758,6 +869,7 @@ pub fn visible_view(q: &ViewQuery, data: &Qualified, outputs: &[OutputColumn], s
                     AggFunc::CountStar => ident(stored::COUNT),
                     AggFunc::Count => nn,
                     AggFunc::Min | AggFunc::Max => ident(&stored::agg_extremum(j)),
+                    AggFunc::Recomputed => ident(&stored::agg_value(j)),
                     AggFunc::Sum => format!("CASE WHEN {nn} = 0 THEN NULL ELSE {sum} END"),
                     AggFunc::Avg => exact_average(&sum, &nn, sum_kinds.get(j).copied().unwrap_or(SumKind::Float)),
                 };
@@ -788,17 +900,7 @@ pub fn visible_view(q: &ViewQuery, data: &Qualified, outputs: &[OutputColumn], s
                 OrderKey::Output(i) => outputs.get(*i).map_or_else(|| "NULL".to_string(), |c| ident(&c.name)),
                 OrderKey::Stored(e) => expr(e, &[]),
             };
-            let dir = match o.descending {
-                None => "",
-                Some(false) => " ASC",
-                Some(true) => " DESC",
-            };
-            let nulls = match o.nulls_first {
-                None => "",
-                Some(true) => " NULLS FIRST",
-                Some(false) => " NULLS LAST",
-            };
-            format!("{key}{dir}{nulls}")
+            format!("{key}{}", order_suffix(o.descending, o.nulls_first))
         });
         // An ordered LIMIT/OFFSET is a row_number() filter, not DuckDB's Top-N: on 1.5.5 a Top-N
         // over a table whose row groups still carry the statistics of deleted rows (as a
@@ -1060,6 +1162,63 @@ mod tests {
             merge.contains(r#""openivm_a0_ext" = LEAST(openivm_t."openivm_a0_ext", openivm_d."openivm_a0_ext")"#),
             "{merge}"
         );
+    }
+
+    #[test]
+    fn recomputed_aggregates_project_their_inputs_and_recompute_touched_groups() {
+        let mut s = star_select();
+        let amount = || Expr::Column(vec!["f".into(), "amount".into()]);
+        // string_agg(DISTINCT f.amount, ',' ORDER BY f.amount DESC) FILTER (WHERE f.amount > 1)
+        let call = AggCall {
+            name: "string_agg".into(),
+            args: vec![amount(), Expr::Constant(Constant::Text(",".into()))],
+            distinct: true,
+            order_by: vec![crate::ast::OrderItem { key: amount(), descending: Some(true), nulls_first: None }],
+            filter: Some(Expr::Compare {
+                op: CompareOp::Gt,
+                left: Box::new(amount()),
+                right: Box::new(Expr::Constant(Constant::Integer(1))),
+            }),
+        };
+        s.items[1].expr = Expr::Aggregate(Box::new(call));
+        let q = bind(s, &TestCatalog::star()).unwrap();
+        // the column input is projected once (and the filter), the separator stays a constant
+        let sources: Vec<Source> = q.leaves.iter().map(|l| Source::Current(l.table.clone())).collect();
+        let term = term_select(&q, Term { mask: 0, sign: 1 }, &sources);
+        assert!(
+            term.contains(r#""f"."amount" AS "openivm_v0_0", ("f"."amount" > 1) AS "openivm_v0_1", (1)"#),
+            "{term}"
+        );
+        let fill = aggregate_fill(&q, "SELECT 1");
+        assert!(
+            fill.contains(
+                r#"string_agg(DISTINCT "openivm_v0_0", ',' ORDER BY "openivm_v0_0" DESC) FILTER (WHERE "openivm_v0_1") AS "openivm_a0_val""#
+            ),
+            "{fill}"
+        );
+        // never merged; the view reads the finished value
+        assert!(stored_columns(&q).1.is_empty());
+        let data = Qualified { catalog: "db".into(), schema: "openivm".into(), name: "data_main_v".into() };
+        let view = visible_view(
+            &q,
+            &data,
+            &[
+                OutputColumn { name: "name".into(), ty: "VARCHAR".into() },
+                OutputColumn { name: "s".into(), ty: "VARCHAR".into() },
+            ],
+            &[],
+        );
+        assert!(view.contains(r#""openivm_a0_val" AS "openivm_a0""#), "{view}");
+        // the touched groups: distinct keys, deleted and recomputed NULL-safely
+        let keys = Qualified::temp("k".into());
+        assert_eq!(touched_keys(&q, "SELECT 1"), r#"SELECT DISTINCT "openivm_g0" FROM (SELECT 1) AS openivm_rows"#);
+        assert_eq!(
+            delete_groups(&q, &data, &keys),
+            r#"DELETE FROM "db"."openivm"."data_main_v" AS openivm_t WHERE EXISTS (SELECT 1 FROM "temp"."main"."k" AS openivm_k WHERE openivm_t."openivm_g0" IS NOT DISTINCT FROM openivm_k."openivm_g0")"#
+        );
+        assert!(rows_of_groups(&q, "SELECT 1", &keys).ends_with(
+            r#"SEMI JOIN "temp"."main"."k" AS openivm_k ON openivm_r."openivm_g0" IS NOT DISTINCT FROM openivm_k."openivm_g0""#
+        ));
     }
 
     #[test]

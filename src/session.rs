@@ -55,6 +55,44 @@ fn refuse<T>(what: String) -> Result<T> {
 
 const TZ: &str = "TIMESTAMP WITH TIME ZONE";
 
+/// Aggregates that only compare, count, hash or collect their inputs: over TIMESTAMPTZ values
+/// they convert nothing (any other aggregate may, like STRING_AGG's cast to VARCHAR).
+const COMPARING_AGGREGATES: &[&str] = &[
+    "min",
+    "max",
+    "count",
+    "count_star",
+    "list",
+    "array_agg",
+    "arg_min",
+    "arg_max",
+    "argmin",
+    "argmax",
+    "min_by",
+    "max_by",
+    "first",
+    "last",
+    "any_value",
+    "arbitrary",
+    "mode",
+    "approx_count_distinct",
+    "histogram",
+];
+
+/// The TIMESTAMPTZ rule for an aggregate without a delta rule: an input of that type is
+/// allowed only for the aggregates that compare, count or collect (`COMPARING_AGGREGATES`).
+pub fn check_recomputed_aggregate<'t>(
+    name: &str,
+    inputs: &[&Expr],
+    type_of: &dyn Fn(&Expr) -> Option<&'t str>,
+) -> Result<()> {
+    let lower = name.to_ascii_lowercase();
+    if inputs.iter().any(|e| is_tz(type_of(e))) && !COMPARING_AGGREGATES.contains(&lower.as_str()) {
+        return refuse(format!("{lower}() over a {TZ} value"));
+    }
+    Ok(())
+}
+
 /// The TIMESTAMP WITH TIME ZONE rule. A TIMESTAMPTZ value is an instant; everything that turns
 /// it into or out of a local time uses the session's TimeZone (and Calendar): casts to and from
 /// other types, arithmetic with intervals, date_trunc, date_part, strftime, comparisons with a

@@ -14,14 +14,15 @@ use serde_json::Value;
 
 use crate::ast::TableName;
 use crate::error::{Error, Result};
+use crate::ir::{AggFunc, Aggregate, Shape, ViewQuery};
 
 /// How a maintained view is refreshed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Strategy {
     /// Delta rules throughout.
     Incremental,
-    /// The groups a delta touches are recomputed from the current tables (not built yet: the
-    /// name is reserved for the metadata).
+    /// The join is maintained by delta terms, but some aggregate has no delta rule: the groups
+    /// a delta touches (the keys of the run terms' rows) are recomputed from the current tables.
     GroupRecompute,
     /// The stored result is recomputed whole at every refresh.
     Full,
@@ -44,6 +45,52 @@ impl Strategy {
             _ => Strategy::Incremental,
         }
     }
+}
+
+/// The strategy of a query the incremental rules model (it bound), and why when it is not
+/// `incremental`: `group_recompute` when an aggregate has no delta rule.
+pub fn of_bound(q: &ViewQuery) -> (Strategy, String) {
+    let recomputed = q.recomputed_aggregates();
+    if recomputed.is_empty() {
+        return (Strategy::Incremental, String::new());
+    }
+    (Strategy::GroupRecompute, format!("no delta rule for {}", aggregate_names(&recomputed)))
+}
+
+/// `LIST(), COUNT(DISTINCT)`: each distinct name once, in order.
+fn aggregate_names(aggs: &[&Aggregate]) -> String {
+    let mut names: Vec<String> = Vec::new();
+    for a in aggs {
+        let n = a.display();
+        if !names.contains(&n) {
+            names.push(n);
+        }
+    }
+    names.join(", ")
+}
+
+/// What a refresh of a view recomputes per touched group and why, or None when its delta rules
+/// cover this refresh: every aggregate without a delta rule, and MIN/MAX when a table had rows
+/// deleted or updated (`deletes`).
+pub fn recomputed_per_group(q: &ViewQuery, deletes: bool) -> Option<String> {
+    let mut parts = Vec::new();
+    let recomputed = q.recomputed_aggregates();
+    if !recomputed.is_empty() {
+        parts.push(format!("{} (no delta rule)", aggregate_names(&recomputed)));
+    }
+    if deletes && q.has_extrema() {
+        let extrema: Vec<&Aggregate> = match &q.shape {
+            Shape::Grouped { aggregates, .. } => {
+                aggregates.iter().filter(|a| matches!(a.func, AggFunc::Min | AggFunc::Max)).collect()
+            }
+            Shape::Bag { .. } => vec![],
+        };
+        parts.push(format!(
+            "{} (a table had rows deleted or updated: a removed extremum cannot be taken back from the stored one)",
+            aggregate_names(&extrema)
+        ));
+    }
+    (!parts.is_empty()).then(|| format!("the touched groups are recomputed: {}", parts.join("; ")))
 }
 
 /// Table functions that read nothing but their arguments, accepted as sources of a full view.

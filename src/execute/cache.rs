@@ -142,8 +142,8 @@ impl Cache {
     pub fn strategy(&mut self, db: &dyn Sql, name: &str) -> Result<Strategy> {
         let defaults = self.defaults(db)?;
         let key = key_of(&view_location(&defaults, name)?);
-        if self.views.contains_key(&key) {
-            return Ok(Strategy::Incremental);
+        if let Some(c) = self.views.get(&key) {
+            return Ok(c.view.strategy);
         }
         if self.fulls.contains(&key) {
             return Ok(Strategy::Full);
@@ -188,7 +188,7 @@ impl Cache {
             }
         }
         let view = find_view(db, &defaults, name)?;
-        if view.strategy != Strategy::Incremental {
+        if view.strategy == Strategy::Full {
             return Err(Error::InvalidArgument(format!(
                 "'{name}' is maintained by recomputing (strategy full: no incremental rule for {}); it has no \
                  incremental plan",
@@ -256,7 +256,7 @@ impl Cache {
     pub fn measured(&mut self, key: &str, mode: Mode, ms: f64) {
         if let Some(c) = self.views.get_mut(key) {
             match mode {
-                Mode::Incremental => c.last_incremental_ms = Some(ms),
+                Mode::Incremental | Mode::GroupRecompute => c.last_incremental_ms = Some(ms),
                 Mode::Full => c.last_full_ms = Some(ms),
             }
         }

@@ -385,6 +385,7 @@ fn create_in(db: &dyn Sql, at: &Qualified, query: &str, started: Instant) -> Res
             Err(e) => return Err(e),
         };
         check_output_names(&outputs)?;
+        let (strategy, strategy_reason) = strategy::of_bound(&q);
         // Attach to the tables' feeds first: a feed other views already read is brought up to
         // date (its batch logged for them), so that the fill below and the cursor agree.
         attach(db, &q, &at, &at.catalog)?;
@@ -421,14 +422,14 @@ fn create_in(db: &dyn Sql, at: &Qualified, query: &str, started: Instant) -> Res
                 &data.name,
                 &signature(&q, &at.catalog),
                 &marker,
-                Strategy::Incremental.as_str(),
-                "",
+                strategy.as_str(),
+                &strategy_reason,
             ],
         )?;
         let rows = db.scalar_int(&render::count_rows(&at), &[])?;
         let total_ms = started.elapsed().as_secs_f64() * 1000.0;
         record_history(db, &HistoryRow::recompute(&at, "initial fill", total_ms, total_ms))?;
-        Ok(Created { view: at.name.clone(), rows, strategy: Strategy::Incremental })
+        Ok(Created { view: at.name.clone(), rows, strategy })
     }
 }
 
@@ -478,7 +479,7 @@ fn make_stage(db: &dyn Sql, sql: &str, catalog: &str, made: &std::cell::RefCell<
         n += 1;
     };
     let created = create_in(db, &at, sql, Instant::now())?;
-    if created.strategy != Strategy::Incremental {
+    if created.strategy == Strategy::Full {
         drop_in(db, &at)?;
         return Ok(None);
     }

@@ -25,6 +25,9 @@ impl Requested {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mode {
     Incremental,
+    /// The run terms give the touched groups, which are recomputed from the current tables
+    /// (an aggregate without a delta rule, or MIN/MAX after a delete).
+    GroupRecompute,
     Full,
 }
 
@@ -32,8 +35,19 @@ impl Mode {
     pub fn as_str(self) -> &'static str {
         match self {
             Mode::Incremental => "incremental",
+            Mode::GroupRecompute => "group_recompute",
             Mode::Full => "full",
         }
+    }
+}
+
+/// The choice for a refresh that must recompute the groups its delta touches: what `choose`
+/// picks, with incremental turned into a recompute of the touched groups (whose cost is the
+/// run terms' plus a recompute restricted to those groups), and why.
+pub fn choose_groups(chosen: (Mode, String), groups_why: &str) -> (Mode, String) {
+    match chosen {
+        (Mode::Incremental, why) => (Mode::GroupRecompute, format!("{why}; {groups_why}")),
+        other => other,
     }
 }
 
@@ -196,6 +210,19 @@ mod tests {
         assert_eq!(choose(Requested::Incremental, &[0b01, 0b10], &[10, 5], &[1000, 100]).0, Mode::Incremental);
         assert_eq!(choose(Requested::Full, &[], &[0, 0], &[1000, 100]).0, Mode::Full);
         assert_eq!(choose(Requested::Auto, &[], &[0, 0], &[1_000_000, 100]).0, Mode::Incremental);
+    }
+
+    #[test]
+    fn touched_groups_are_recomputed_unless_auto_recomputes_all() {
+        let (m, why) = choose_groups(choose(Requested::Auto, &[0b01], &[10, 0], &[1_000_000, 10_000]), "LIST()");
+        assert_eq!(m, Mode::GroupRecompute);
+        assert!(why.ends_with("; LIST()"), "{why}");
+        // a delta of 10%: the whole view is recomputed
+        let chosen = choose(Requested::Auto, &[0b01], &[100_000, 0], &[1_000_000, 10_000]);
+        assert_eq!(choose_groups(chosen, "LIST()").0, Mode::Full);
+        let chosen = choose(Requested::Incremental, &[0b01], &[100_000, 0], &[1_000_000, 10_000]);
+        assert_eq!(choose_groups(chosen, "LIST()").0, Mode::GroupRecompute);
+        assert_eq!(choose_groups(choose(Requested::Full, &[0b01], &[1, 0], &[10, 10]), "x").0, Mode::Full);
     }
 
     #[test]

@@ -21,14 +21,9 @@ use crate::error::{Error, Result};
 use crate::facts::{self, ProvenRelation};
 use crate::plan::{self, DeltaShape, Term, TermCounts, TermStatus};
 use crate::render::{self, Qualified, Source};
-use crate::strategy::Strategy;
+use crate::strategy::{self, Strategy};
 
 use crate::sql::views::MARK_REFRESHED as VIEW_MARK_REFRESHED;
-
-/// Why a view with MIN/MAX is recomputed after a delete or an update of one of its tables.
-pub const EXTREMA_RECOMPUTE: &str =
-    "a table of a view with MIN/MAX had rows deleted or updated: recomputed (a removed \
-     extremum cannot be taken back from the stored one; insert-only changes merge incrementally)";
 
 /// Above this many run terms, a refresh evaluates them all in one combined join (see
 /// `render::combined_terms`) instead of one join per term.
@@ -363,10 +358,13 @@ fn second_transaction(
         (Mode::Full, format!("recomputed, and change capture restarted: {}", rebuilt.join("; ")))
     } else if let Some(why) = full_first {
         (Mode::Full, why)
-    } else if c.q.has_extrema() && shapes.iter().any(|s| s.contains(DeltaShape::DELETES)) && !run_masks.is_empty() {
-        (Mode::Full, EXTREMA_RECOMPUTE.into())
     } else {
-        mode::choose(requested, &run_masks, &leaf_rows, &leaf_table_rows)
+        let chosen = mode::choose(requested, &run_masks, &leaf_rows, &leaf_table_rows);
+        let deletes = shapes.iter().any(|s| s.contains(DeltaShape::DELETES));
+        match strategy::recomputed_per_group(&c.q, deletes) {
+            Some(why) if !run_masks.is_empty() => mode::choose_groups(chosen, &why),
+            _ => chosen,
+        }
     };
     Ok(Prepared {
         key,
@@ -486,12 +484,48 @@ impl Prepared {
 
     /// Applies the run terms to the stored result.
     fn apply_terms(&self, db: &dyn Sql) -> Result<()> {
+        let Some(rows) = self.run_rows() else {
+            return Ok(());
+        };
+        let q = &self.c.q;
+        if !q.recomputed_aggregates().is_empty() {
+            return Err(Error::Internal("a view with aggregates without a delta rule cannot merge a delta".into()));
+        }
+        let delta = render::aggregate_weighted(q, &rows);
+        db.execute(&render::apply_view_delta(q, &self.c.view.data, &delta))
+    }
+
+    /// Recomputes the groups the run terms touch: their keys (the distinct group keys of the
+    /// terms' rows) are deleted from the stored result and inserted again, aggregated from the
+    /// tables' state this refresh brings the view to. A view without GROUP BY has one group.
+    fn recompute_groups(&self, db: &dyn Sql) -> Result<()> {
+        let Some(rows) = self.run_rows() else {
+            return Ok(());
+        };
+        let q = &self.c.q;
+        if matches!(&q.shape, crate::ir::Shape::Grouped { keys, .. } if keys.is_empty()) {
+            return self.recompute(db);
+        }
+        let data = &self.c.view.data;
+        let keys = Qualified::temp("openivm_touched_groups".into());
+        db.execute(&render::create_temp_table_as(&keys, &render::touched_keys(q, &rows)))?;
+        let applied = db.execute(&render::delete_groups(q, data, &keys)).and_then(|()| {
+            let rows = render::rows_of_groups(q, &self.full_sql(), &keys);
+            db.execute(&render::insert_into(data, &render::aggregate_fill(q, &rows)))
+        });
+        let dropped = db.execute(&render::drop_table(&keys));
+        applied.and(dropped)
+    }
+
+    /// The payload rows of the run terms (None when no term runs): their union, or above
+    /// `COMBINE_ABOVE` terms one combined join.
+    fn run_rows(&self) -> Option<String> {
         let run = self.run_terms();
         if run.is_empty() {
-            return Ok(());
+            return None;
         }
         let q = &self.c.q;
-        let rows = if run.len() > COMBINE_ABOVE {
+        Some(if run.len() > COMBINE_ABOVE {
             let with_delta = run.iter().fold(0, |m, t| m | t.mask);
             let leaves: Vec<render::CombinedLeaf> = q
                 .leaves
@@ -508,9 +542,7 @@ impl Prepared {
             render::combined_terms(q, &leaves, self.fk_bits)
         } else {
             render::union_all(&run.iter().map(|t| self.term_sql(*t)).collect::<Vec<_>>())
-        };
-        let delta = render::aggregate_weighted(q, &rows);
-        db.execute(&render::apply_view_delta(q, &self.c.view.data, &delta))
+        })
     }
 
     /// Recomputes the stored result from the tables' state this refresh brings the view to.
@@ -573,6 +605,7 @@ fn finish(
     let apply_started = Instant::now();
     match p.mode {
         Mode::Incremental => p.apply_terms(db)?,
+        Mode::GroupRecompute => p.recompute_groups(db)?,
         Mode::Full => p.recompute(db)?,
     }
     if p.detach {
@@ -595,7 +628,7 @@ fn finish(
     let apply_ms = apply_started.elapsed().as_secs_f64() * 1000.0;
     VIEW_MARK_REFRESHED.run(db, [&at.schema, &at.name])?;
     let counts = match p.mode {
-        Mode::Incremental => plan::count_terms(&p.plan),
+        Mode::Incremental | Mode::GroupRecompute => plan::count_terms(&p.plan),
         // A recompute runs no term; terms_total still counts the view's terms.
         Mode::Full => TermCounts { total: (1usize << p.c.q.leaves.len()) - 1, ..Default::default() },
     };

@@ -994,6 +994,23 @@ class ViewGen:
         if m is None or x < 0.15:
             return "COUNT(*)", False
         e, c = m
+        if r.random() < 0.08:
+            # aggregates without a delta rule (recomputed per touched group), and variances
+            # (incremental over integers, recomputed per group over BIGINT and wide DECIMAL)
+            ce, _ = r.choice(self.cols(leaves))
+            text = f"CAST({ce} AS VARCHAR)"
+            return r.choice([
+                (f"COUNT(DISTINCT {ce})", False),
+                (f"SUM(DISTINCT {e})", False),
+                (f"AVG(DISTINCT {e})", True),
+                (f"string_agg({text}, ',' ORDER BY {text})", False),
+                (f"list_sort(list({e}))", False),
+                (f"median({e})", True),
+                (f"bool_or({e} > 3)", False),
+                (f"STDDEV_SAMP({e})", True),
+                (f"VAR_POP({e})", True),
+                (f"count({ce}) FILTER (WHERE {self.atom_filter(leaves)})", False),
+            ])
         if r.random() < 0.12:
             # MIN/MAX (incremental under inserts, recomputed after deletes) and FILTER clauses
             ce, _ = r.choice(self.cols(leaves))
@@ -1553,7 +1570,7 @@ class Runner:
         self.refresh_ms += _ms
         self.big_refreshes += run > 15
         self.modes_seen[rmode] = self.modes_seen.get(rmode, 0) + 1
-        if rmode not in ("incremental", "full"):
+        if rmode not in ("incremental", "group_recompute", "full"):
             self.fail("refresh reports an unknown mode", repr(row), v)
             return False
         if mode == "full" and rmode != "full":
