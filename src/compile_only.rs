@@ -301,29 +301,14 @@ impl Rule {
     }
 }
 
-/// Where a leaf reads from in an N-term term.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum LeafState {
-    /// The table after the batch.
-    New,
-    /// The table's delta.
-    Delta,
-    /// The table before the batch.
-    Old,
-}
+pub use crate::telescope::LeafState;
 
 /// The leaf states of N-term term `i` of an `n`-leaf join: ΔV = Σ_i L1' ⋈ … ⋈ L(i-1)' ⋈ ΔLi ⋈
 /// L(i+1) ⋈ … ⋈ Ln (primes: new states). It telescopes: term i is V at (L1'..Li', L(i+1)..Ln)
 /// minus V at (L1'..L(i-1)', Li..Ln), so the sum is V' - V. Each joined row's weight is the
-/// multiplicity of its delta row.
+/// multiplicity of its delta row. (`telescope::states` in the leaves' own order.)
 pub fn nterm_states(n: usize, i: usize) -> Vec<LeafState> {
-    (0..n)
-        .map(|j| match j.cmp(&i) {
-            std::cmp::Ordering::Less => LeafState::New,
-            std::cmp::Ordering::Equal => LeafState::Delta,
-            std::cmp::Ordering::Greater => LeafState::Old,
-        })
-        .collect()
+    crate::telescope::states(&(0..n).collect::<Vec<_>>(), i)
 }
 
 /// The N-term terms of an `n`-leaf join: term i runs unless leaf i's delta is empty.

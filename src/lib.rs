@@ -29,4 +29,5 @@ pub mod settings;
 pub mod shell;
 pub mod sql;
 pub mod strategy;
+pub mod telescope;
 pub mod write;

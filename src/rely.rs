@@ -13,6 +13,12 @@
 //!
 //! A declaration authorizes pruning only while every declared column of both tables still
 //! carries its token and the token's signature is the tables' current one.
+//!
+//! A table of a DuckLake catalog carries nothing: its token is made from what the lake's
+//! metadata keeps, its durable DuckLake table id (kept by a rename, new after DROP + CREATE)
+//! and its column signature (`lake_token`), so nothing is written into the lake. Its
+//! declarations are matched to a view's tables by that id, not by name: a renamed table keeps
+//! them.
 
 use crate::ast::TableName;
 use crate::bind::RelationKind;
@@ -142,6 +148,29 @@ fn token_matches_columns(db: &dyn Sql, t: &TableId, columns: &[ColumnDef], token
     Ok(false)
 }
 
+/// The prefix of the tokens of DuckLake tables.
+const LAKE: &str = "ducklake:";
+
+/// The token of a DuckLake table's current incarnation: `ducklake:<table id>:<columns>` (None:
+/// the table is not in a DuckLake catalog).
+fn lake_token(db: &dyn Sql, t: &TableId, columns: &[ColumnDef]) -> Result<Option<String>> {
+    if !crate::capture::declare::is_ducklake(db, &t.catalog)? {
+        return Ok(None);
+    }
+    let id = crate::capture::ducklake::table_id(db, t)?
+        .ok_or_else(|| Error::Bind(format!("DuckLake table '{}' is not in its lake's metadata", qualified(t))))?;
+    Ok(Some(lake_token_of(id, columns)?))
+}
+
+fn lake_token_of(id: i64, columns: &[ColumnDef]) -> Result<String> {
+    Ok(format!("{LAKE}{id}:{}", signature(columns)?))
+}
+
+/// The DuckLake table id a lake token names.
+fn lake_token_id(token: &str) -> Option<i64> {
+    token.strip_prefix(LAKE)?.split_once(':')?.0.parse().ok()
+}
+
 /// The token that every one of `keys` carries in `comments`, if they agree and it is live.
 pub(crate) fn current_token(
     db: &dyn Sql,
@@ -150,6 +179,9 @@ pub(crate) fn current_token(
     comments: &[(String, String)],
     keys: &[String],
 ) -> Result<Option<String>> {
+    if let Some(token) = lake_token(db, t, columns)? {
+        return Ok(Some(token));
+    }
     let mut token: Option<String> = None;
     for key in keys {
         let Some((_, comment)) = comments.iter().find(|(c, _)| c == key) else {
@@ -173,6 +205,9 @@ pub(crate) fn current_token(
 /// columns: a live token the table already carries on some column, or a new one recorded in its
 /// database's generations table.
 pub(crate) fn ensure_token(db: &dyn Sql, t: &TableId, columns: &[ColumnDef], keys: &[String]) -> Result<String> {
+    if let Some(token) = lake_token(db, t, columns)? {
+        return Ok(token);
+    }
     let comments = column_comments(db, t)?;
     if let Some(token) = current_token(db, t, columns, &comments, keys)? {
         return Ok(token);
@@ -344,14 +379,30 @@ pub fn valid_declarations(db: &dyn Sql, main: &str, tables: &[TableId]) -> Resul
         let cols = cat.columns(t)?;
         Ok(!cols.is_empty() && current_token(db, t, &cols, &column_comments(db, t)?, keys)?.as_deref() == Some(token))
     };
+    // The view's DuckLake tables by table id: their declarations follow them through renames.
+    let mut lake_ids: Vec<(i64, &TableId)> = Vec::new();
+    for t in tables {
+        if crate::capture::declare::is_ducklake(db, &t.catalog)? {
+            if let Some(id) = crate::capture::ducklake::table_id(db, t)? {
+                lake_ids.push((id, t));
+            }
+        }
+    }
+    let endpoint = |named: TableId, token: &str| -> TableId {
+        match lake_token_id(token).and_then(|id| lake_ids.iter().find(|(i, _)| *i == id)) {
+            Some((_, t)) => (*t).clone(),
+            None => named,
+        }
+    };
     let mut out = Vec::new();
     for r in DECLARATIONS.rows(db, [])? {
+        let (child_token, parent_token) = (r.text(8)?, r.text(9)?);
         let child = home::live_table(main, TableId { catalog: r.text(0)?, schema: r.text(1)?, name: r.text(2)? });
         let parent = home::live_table(main, TableId { catalog: r.text(4)?, schema: r.text(5)?, name: r.text(6)? });
+        let (child, parent) = (endpoint(child, &child_token), endpoint(parent, &parent_token));
         if !tables.contains(&child) || !tables.contains(&parent) {
             continue;
         }
-        let (child_token, parent_token) = (r.text(8)?, r.text(9)?);
         let (child_columns, parent_columns) = (r.json_list(3)?, r.json_list(7)?);
         if still(&child, &child_columns, &child_token)? && still(&parent, &parent_columns, &parent_token)? {
             out.push(ForeignKey { child, child_columns, parent, parent_columns, source: FactSource::Rely });
@@ -373,6 +424,17 @@ mod tests {
         assert!(parse_columns("a,,b").is_err());
         assert!(parse_columns("[]").is_err());
         assert!(parse_columns("[1]").is_err());
+    }
+
+    #[test]
+    fn lake_tokens_name_the_table_id_and_columns() {
+        let cols = vec![ColumnDef { name: "k".into(), ty: "INTEGER".into() }];
+        let t = lake_token_of(42, &cols).unwrap();
+        assert_eq!(lake_token_id(&t), Some(42));
+        assert_ne!(t, lake_token_of(43, &cols).unwrap());
+        let more = vec![cols[0].clone(), ColumnDef { name: "x".into(), ty: "VARCHAR".into() }];
+        assert_ne!(t, lake_token_of(42, &more).unwrap());
+        assert_eq!(lake_token_id("a1b2c3"), None);
     }
 
     #[test]

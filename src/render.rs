@@ -8,6 +8,7 @@ use crate::plan::{Mask, Term};
 pub mod capture;
 pub mod compile;
 pub mod dialect;
+pub mod ducklake;
 pub mod write;
 
 pub use dialect::Dialect;

@@ -117,10 +117,44 @@ pub fn revoke(db: &dyn Sql, table_arg: &str, promise: Promise) -> Result<(String
     Ok((rely::qualified(&table), !gone.is_empty()))
 }
 
-/// The source each of `tables` declares: append-only or recorded where a declaration is still
-/// valid for the table's current incarnation, diff otherwise. `columns[k]` are all columns of
-/// table k; `main` is the database holding the metadata.
+/// The source of each of `tables`: DuckLake's change feed for a table of a DuckLake catalog;
+/// otherwise append-only or recorded where a declaration is still valid for the table's current
+/// incarnation, diff else. `columns[k]` are all columns of table k; `main` is the database
+/// holding the metadata.
 pub fn sources(db: &dyn Sql, main: &str, tables: &[TableId], columns: &[Vec<ColumnDef>]) -> Result<Vec<SourceKind>> {
+    let mut out = declared_sources(db, main, tables, columns)?;
+    let mut lakes: Vec<(String, bool)> = Vec::new();
+    for (k, t) in tables.iter().enumerate() {
+        let is_lake = match lakes.iter().find(|(c, _)| c == &t.catalog) {
+            Some((_, l)) => *l,
+            None => {
+                let l = is_ducklake(db, &t.catalog)?;
+                lakes.push((t.catalog.clone(), l));
+                l
+            }
+        };
+        if is_lake {
+            let id = super::ducklake::table_id(db, t)?.ok_or_else(|| {
+                Error::Internal(format!("DuckLake table '{}' is not in its lake's metadata", rely::qualified(t)))
+            })?;
+            out[k] = SourceKind::DuckLake(id);
+        }
+    }
+    Ok(out)
+}
+
+/// Whether an attached database is a DuckLake catalog.
+pub fn is_ducklake(db: &dyn Sql, catalog: &str) -> Result<bool> {
+    let rows = crate::sql::catalog::DATABASE_TYPE.rows(db, [catalog])?;
+    Ok(rows.first().and_then(|r| r.first().cloned().flatten()).is_some_and(|t| t.eq_ignore_ascii_case("ducklake")))
+}
+
+fn declared_sources(
+    db: &dyn Sql,
+    main: &str,
+    tables: &[TableId],
+    columns: &[Vec<ColumnDef>],
+) -> Result<Vec<SourceKind>> {
     let mut out = vec![SourceKind::Diff; tables.len()];
     if tables.is_empty() || !crate::catalog::main_table_exists(db, "openivm_constraints_cache")? {
         return Ok(out);

@@ -91,6 +91,9 @@ impl Feed {
                 }
             }
             "recorded" => SourceKind::Recorded,
+            "ducklake" => SourceKind::DuckLake(
+                t(6)?.parse::<i64>().map_err(|e| Error::Internal(format!("a feed's DuckLake table id: {e}")))?,
+            ),
             other => return Err(Error::Internal(format!("unknown change source '{other}'"))),
         };
         let watermark = Some(t(7)?).filter(|w| !w.is_empty());
@@ -238,6 +241,10 @@ fn start_state(db: &dyn Sql, feed: &mut Feed) -> Result<()> {
             let (watermark, count) = append_only::baseline(db, &feed.table, pos)?;
             feed.watermark = watermark;
             feed.row_count = count;
+            Ok(())
+        }
+        SourceKind::DuckLake(_) => {
+            feed.watermark = super::ducklake::baseline(db, &feed.table)?;
             Ok(())
         }
     }

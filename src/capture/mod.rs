@@ -14,6 +14,9 @@
 //! - `recorded` (a trusted declaration, `openivm_declare_recorded`): every write goes through
 //!   `openivm_insert` / `openivm_delete` / `openivm_update`, which record their exact delta.
 //!   O(delta).
+//! - `ducklake` (tables of an attached DuckLake catalog, chosen automatically): DuckLake's own
+//!   change data between the snapshot the feed last captured and the current one. O(delta)
+//!   for inserts; deletions cost a scan of the data files that carry delete files.
 //!
 //! Writes through openivm record their delta in the feed's *pending batch* (`write`), which the
 //! next capture takes in: all of a recorded feed's changes, and the deletes and updates of a
@@ -26,6 +29,7 @@
 pub mod append_only;
 pub mod declare;
 pub mod diff;
+pub mod ducklake;
 pub mod feeds;
 pub mod recorded;
 
@@ -42,6 +46,8 @@ pub enum SourceKind {
     Diff,
     AppendOnly(Position),
     Recorded,
+    /// A table of a DuckLake catalog, with its durable DuckLake table id.
+    DuckLake(i64),
 }
 
 impl SourceKind {
@@ -50,6 +56,7 @@ impl SourceKind {
             SourceKind::Diff => "diff",
             SourceKind::AppendOnly(_) => "append_only",
             SourceKind::Recorded => "recorded",
+            SourceKind::DuckLake(_) => "ducklake",
         }
     }
 
@@ -57,6 +64,7 @@ impl SourceKind {
     pub fn key_column(&self) -> String {
         match self {
             SourceKind::AppendOnly(Position::Key(c)) => serde_json::to_string(c).unwrap_or_default(),
+            SourceKind::DuckLake(id) => id.to_string(),
             _ => String::new(),
         }
     }
@@ -122,6 +130,7 @@ pub fn capture(db: &dyn Sql, feed: &feeds::Feed, name: &str, size_now: i64) -> R
         SourceKind::Diff => diff::capture(db, feed, name, size_now),
         SourceKind::AppendOnly(pos) => append_only::capture(db, feed, pos, name, size_now),
         SourceKind::Recorded => recorded::capture(db, feed, name, size_now),
+        SourceKind::DuckLake(id) => ducklake::capture(db, feed, *id, name, size_now),
     }
 }
 
@@ -146,27 +155,42 @@ pub fn rebaseline(db: &dyn Sql, feed: &feeds::Feed, size_now: i64) -> Result<Fre
 
 /// Whether a capture can be skipped: an append-only or recorded table whose appended-row count
 /// did not move since the last capture, and that has no pending batch, has no new rows (a diff
-/// table can only be known by reading it).
+/// table can only be known by reading it, a DuckLake table by its snapshots: deletes do not
+/// move the appended-row count).
 pub fn surely_unchanged(feed: &feeds::Feed, size_now: i64) -> bool {
-    captured_first(&feed.kind) && size_now == feed.size_seen && feed.pending_rows == 0
+    matches!(feed.kind, SourceKind::AppendOnly(_) | SourceKind::Recorded)
+        && size_now == feed.size_seen
+        && feed.pending_rows == 0
 }
 
 /// Whether a refresh captures this source in its first transaction (O(delta) sources), so
 /// that the optimizer sees the committed deltas' sizes.
 pub fn captured_first(kind: &SourceKind) -> bool {
-    matches!(kind, SourceKind::AppendOnly(_) | SourceKind::Recorded)
+    matches!(kind, SourceKind::AppendOnly(_) | SourceKind::Recorded | SourceKind::DuckLake(_))
 }
 
 /// The table's state a refresh's current-state scans must read when they run in a later
 /// transaction than the capture: an append-only table bounded by the watermark the capture
-/// reached (None: read the table as it is).
+/// reached, a DuckLake table as of the snapshot the capture reached (None: read the table as it
+/// is).
 pub fn bounded_state(feed: &feeds::Feed, fresh: &Fresh) -> Option<String> {
     match &feed.kind {
         SourceKind::AppendOnly(pos) => {
             Some(crate::render::capture::bounded_state(&feed.table, pos, fresh.watermark.as_deref()))
         }
+        SourceKind::DuckLake(_) => lake_state(feed, fresh),
         SourceKind::Diff | SourceKind::Recorded => None,
     }
+}
+
+/// A DuckLake table's current-state scans, in whichever transaction they run, read the
+/// snapshot its delta leads to: the lake's snapshot is fixed per transaction, at the first
+/// access to the lake, so a scan in another transaction, or a capture that found the table
+/// unchanged while writers committed, would otherwise read a state its cursor does not name.
+pub fn lake_state(feed: &feeds::Feed, fresh: &Fresh) -> Option<String> {
+    let SourceKind::DuckLake(_) = feed.kind else { return None };
+    let snapshot = fresh.watermark.as_deref()?.parse::<i64>().ok()?;
+    Some(crate::render::ducklake::at_version(&feed.table, snapshot))
 }
 
 /// The columns of a table a feed tracks, in table order (the feed's identity with the table).

@@ -6,6 +6,7 @@ pub mod cache;
 pub mod database;
 pub mod full;
 pub mod mode;
+pub mod nterm;
 pub mod refresh;
 pub mod verify;
 

@@ -86,6 +86,8 @@ struct Prepared {
     relations: Vec<ProvenRelation>,
     fk_bits: plan::Mask,
     plan: Vec<(Term, TermStatus)>,
+    /// The N-term plan, when the refresh takes that rule instead of `plan`.
+    nterm: Option<super::nterm::NTerm>,
     mode: Mode,
     reason: String,
     /// The view stops tracking its tables (auto found the capture dearer than a recompute), or
@@ -180,7 +182,16 @@ fn first_transaction(db: &dyn Sql, cache: &mut Cache, name: &str, opts: &Options
         let fresh = if capture::surely_unchanged(&feed, size) {
             capture::unchanged(&feed)
         } else {
-            capture::capture(db, &feed, &format!("fresh_{k}"), size)?
+            match capture::capture(db, &feed, &format!("fresh_{k}"), size) {
+                Ok(fresh) => fresh,
+                // A DuckLake range that cannot be read exactly: the second transaction
+                // captures it again and recomputes.
+                Err(Error::BrokenPromise(_)) if matches!(feed.kind, SourceKind::DuckLake(_)) => {
+                    inputs.push(None);
+                    continue;
+                }
+                Err(e) => return Err(e),
+            }
         };
         let (delta, stats) = feeds::view_delta(db, &feed, &fresh, &c.read_columns[k], &capture::temp_name("delta", k))?;
         let bounded = capture::bounded_state(&feed, &fresh);
@@ -197,10 +208,12 @@ fn first_transaction(db: &dyn Sql, cache: &mut Cache, name: &str, opts: &Options
     }
     let all_captured = inputs.iter().all(|i| i.is_some());
     let nothing = all_captured
-        && inputs
-            .iter()
-            .flatten()
-            .all(|i| i.stats.rows == 0 && i.fresh.size_seen == i.feed.size_seen && !i.fresh.took_pending)
+        && inputs.iter().flatten().all(|i| {
+            i.stats.rows == 0
+                && i.fresh.size_seen == i.feed.size_seen
+                && i.fresh.watermark == i.feed.watermark
+                && !i.fresh.took_pending
+        })
         && requested != Requested::Full;
     if nothing {
         return Ok(First::NothingToDo { c });
@@ -248,6 +261,7 @@ fn second_transaction(
             relations: vec![],
             fk_bits: 0,
             plan: vec![],
+            nterm: None,
             mode: Mode::Full,
             reason,
             detach: skip.is_some(),
@@ -299,16 +313,8 @@ fn second_transaction(
                 let (delta, stats) = feeds::view_delta(db, &as_of, batch, columns, &name)?;
                 let shared_delta = delta.is_some() && delta == batch.delta;
                 let fresh = capture::unchanged(&feed);
-                inputs.push(Input {
-                    feed,
-                    fresh,
-                    delta,
-                    stats,
-                    bounded: None,
-                    switch_to,
-                    round_owned: false,
-                    shared_delta,
-                });
+                let bounded = capture::lake_state(&feed, &fresh);
+                inputs.push(Input { feed, fresh, delta, stats, bounded, switch_to, round_owned: false, shared_delta });
                 continue;
             }
         }
@@ -325,7 +331,13 @@ fn second_transaction(
                     // A full refresh repairs a broken promise, and a revoked declaration is no
                     // promise any more: the feed restarts from the table as it is, this view is
                     // recomputed, and the feed's other views recompute at their next refresh.
-                    Err(Error::BrokenPromise(why)) if requested == Requested::Full || switch_to.is_some() => {
+                    // A DuckLake range that cannot be read exactly (expired snapshots, a table
+                    // created again) is repaired the same way, whatever the mode.
+                    Err(Error::BrokenPromise(why))
+                        if requested == Requested::Full
+                            || switch_to.is_some()
+                            || matches!(feed.kind, SourceKind::DuckLake(_)) =>
+                    {
                         feeds::rebuild(db, &mut feed, &c.sources[k], &at.schema, &at.name)?;
                         rebuilt.push(why);
                         switch_to = None;
@@ -336,7 +348,8 @@ fn second_transaction(
             };
         let (delta, stats) = feeds::view_delta(db, &feed, &fresh, columns, &name)?;
         let round_owned = first_in_round == Some(true) && fresh.delta.is_some();
-        inputs.push(Input { feed, fresh, delta, stats, bounded: None, switch_to, round_owned, shared_delta: false });
+        let bounded = capture::lake_state(&feed, &fresh);
+        inputs.push(Input { feed, fresh, delta, stats, bounded, switch_to, round_owned, shared_delta: false });
     }
     let capture_ms = capture_started.elapsed().as_secs_f64() * 1000.0;
     let leaf_rows: Vec<u64> = c.leaf_table.iter().map(|&k| inputs[k].stats.rows).collect();
@@ -349,7 +362,30 @@ fn second_transaction(
         (vec![], 0)
     };
     let plan = plan::plan_terms(c.q.leaves.len(), plan::empty_delta_bits(&shapes), fk_bits);
-    let run_masks: Vec<u32> = plan.iter().filter(|(_, s)| *s == TermStatus::Run).map(|(t, _)| t.mask).collect();
+    // All-DuckLake views may take the N-term rule (old states by time travel).
+    let lake_tables: Vec<super::nterm::TableInput> = inputs
+        .iter()
+        .map(|i| super::nterm::TableInput {
+            table: &i.feed.table,
+            kind: &i.feed.kind,
+            old_snapshot: (i.feed.cursor >= i.feed.seq)
+                .then(|| i.feed.watermark.as_deref().and_then(|w| w.parse().ok()))
+                .flatten(),
+        })
+        .collect();
+    let aliases: Vec<String> = c.q.leaves.iter().map(|l| l.alias.clone()).collect();
+    let (nterm, rule_note) =
+        match super::nterm::choose(db, &aliases, &c.leaf_table, &lake_tables, &shapes, &relations, &plan)? {
+            super::nterm::Choice::NTerm(nt) => {
+                let why = nt.why.clone();
+                (Some(nt), Some(why))
+            }
+            super::nterm::Choice::InclusionExclusion(note) => (None, note),
+        };
+    let run_masks: Vec<u32> = match &nterm {
+        Some(nt) => nt.terms.iter().filter(|(_, s)| *s == TermStatus::Run).map(|(i, _)| 1u32 << i).collect(),
+        None => plan.iter().filter(|(_, s)| *s == TermStatus::Run).map(|(t, _)| t.mask).collect(),
+    };
     let leaf_table_rows: Vec<u64> = c.leaf_table.iter().map(|&k| table_rows[k].max(0) as u64).collect();
     let stale = inputs.iter().any(|i| i.feed.cursor < 0);
     let (mode, reason) = if stale {
@@ -366,6 +402,10 @@ fn second_transaction(
             _ => chosen,
         }
     };
+    let reason = match (&rule_note, mode) {
+        (Some(note), Mode::Incremental) => format!("{reason}; {note}"),
+        _ => reason,
+    };
     Ok(Prepared {
         key,
         c,
@@ -373,6 +413,7 @@ fn second_transaction(
         relations,
         fk_bits,
         plan,
+        nterm,
         mode,
         reason,
         detach: false,
@@ -419,6 +460,29 @@ impl Prepared {
 
     fn term_sql(&self, term: Term) -> String {
         render::term_select(&self.c.q, term, &self.sources(term))
+    }
+
+    /// The SQL of the N-term term of `leaf`: the leaves before it in the rule's order at their
+    /// new state, its delta, the leaves after it at their old state.
+    fn nterm_sql(&self, nt: &super::nterm::NTerm, leaf: usize) -> String {
+        let sources: Vec<Source> = crate::telescope::states(&nt.order, leaf)
+            .into_iter()
+            .enumerate()
+            .map(|(j, state)| match state {
+                crate::telescope::LeafState::New => self.source(j, false),
+                crate::telescope::LeafState::Delta => self.source(j, true),
+                crate::telescope::LeafState::Old => Source::Bounded(nt.old[self.c.leaf_table[j]].clone()),
+            })
+            .collect();
+        render::term_select(&self.c.q, Term { mask: 1 << leaf, sign: 1 }, &sources)
+    }
+
+    /// The term counts of the rule the refresh takes.
+    fn counts(&self) -> TermCounts {
+        match &self.nterm {
+            Some(nt) => crate::telescope::count(&nt.terms),
+            None => plan::count_terms(&self.plan),
+        }
     }
 
     fn full_sql(&self) -> String {
@@ -478,6 +542,32 @@ impl Prepared {
         }
     }
 
+    /// Why an N-term term runs, is skipped or pruned.
+    fn nterm_reason(&self, nt: &super::nterm::NTerm, leaf: usize, status: TermStatus) -> String {
+        let alias = |i: usize| self.c.q.leaves[i].alias.clone();
+        let status_reason = match status {
+            TermStatus::Run => "delta rows to join".to_string(),
+            TermStatus::EmptySkipped => format!("empty delta: {}", alias(leaf)),
+            TermStatus::FkPruned => {
+                let shapes: Vec<DeltaShape> = (0..self.c.q.leaves.len()).map(|i| self.leaf_stats(i).shape()).collect();
+                match crate::telescope::pruning_relation(&nt.order, leaf, &shapes, &self.relations) {
+                    Some(r) => format!(
+                        "foreign key {}({}) -> {}({}) [{}]; delta of {} is insert-only and {} is read at its old state",
+                        alias(r.child_leaf),
+                        r.fk.child_columns.join(","),
+                        alias(r.parent_leaf),
+                        r.fk.parent_columns.join(","),
+                        r.fk.source.as_str(),
+                        alias(r.parent_leaf),
+                        alias(r.child_leaf)
+                    ),
+                    None => "foreign key".into(),
+                }
+            }
+        };
+        format!("{}; {status_reason}", nt.why)
+    }
+
     fn delta_rows(&self) -> i64 {
         self.inputs.iter().map(|i| i.stats.rows as i64).sum()
     }
@@ -521,6 +611,11 @@ impl Prepared {
     /// `COMBINE_ABOVE` terms one combined join.
     fn run_rows(&self) -> Option<String> {
         let run = self.run_terms();
+        if let Some(nt) = &self.nterm {
+            let terms: Vec<String> =
+                nt.terms.iter().filter(|(_, s)| *s == TermStatus::Run).map(|&(i, _)| self.nterm_sql(nt, i)).collect();
+            return (!terms.is_empty()).then(|| render::union_all(&terms));
+        }
         if run.is_empty() {
             return None;
         }
@@ -571,6 +666,7 @@ fn is_noop(p: &Prepared) -> bool {
         && p.inputs.iter().all(|i| {
             i.stats.rows == 0
                 && i.feed.cursor >= i.feed.seq
+                && i.fresh.watermark == i.feed.watermark
                 && i.switch_to.is_none()
                 && !i.round_owned
                 && !i.fresh.took_pending
@@ -588,7 +684,7 @@ fn finish(
 ) -> Result<(Prepared, TermCounts, f64)> {
     if is_noop(&p) {
         p.discard(db)?;
-        let counts = plan::count_terms(&p.plan);
+        let counts = p.counts();
         return Ok((p, counts, started.elapsed().as_secs_f64() * 1000.0));
     }
     let at = p.c.view.at.clone();
@@ -628,7 +724,7 @@ fn finish(
     let apply_ms = apply_started.elapsed().as_secs_f64() * 1000.0;
     VIEW_MARK_REFRESHED.run(db, [&at.schema, &at.name])?;
     let counts = match p.mode {
-        Mode::Incremental | Mode::GroupRecompute => plan::count_terms(&p.plan),
+        Mode::Incremental | Mode::GroupRecompute => p.counts(),
         // A recompute runs no term; terms_total still counts the view's terms.
         Mode::Full => TermCounts { total: (1usize << p.c.q.leaves.len()) - 1, ..Default::default() },
     };
@@ -858,6 +954,22 @@ pub fn explain(db: &dyn Sql, cache: &mut Cache, name: &str, opts: Options) -> Re
                 mode: p.mode,
                 mode_reason: p.reason.clone(),
             }];
+        }
+        if let Some(nt) = &p.nterm {
+            return nt
+                .terms
+                .iter()
+                .map(|&(i, s)| ExplainRow {
+                    mask: 1 << i,
+                    delta_leaves: p.c.q.leaves[i].alias.clone(),
+                    sign: 1,
+                    status: s,
+                    reason: p.nterm_reason(nt, i, s),
+                    sql: p.nterm_sql(nt, i),
+                    mode: p.mode,
+                    mode_reason: p.reason.clone(),
+                })
+                .collect();
         }
         p.plan
             .iter()

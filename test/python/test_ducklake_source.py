@@ -1,6 +1,5 @@
-"""DuckLake tables as sources of a view kept in the DuckDB database: today they are captured by
-the exact diff source (a full comparison with a counted snapshot), not yet from DuckLake's change
-feed. Inserts, deletes, updates and mixed batches from two connections; after every refresh the
+"""DuckLake tables as sources of a view kept in the DuckDB database, captured from DuckLake's
+change feed (the `ducklake` source; test_ducklake_feed.py covers compaction, expiry and more). Inserts, deletes, updates and mixed batches from two connections; after every refresh the
 stored result equals a recompute, and the DuckLake snapshots the writes made are untouched."""
 import os
 import random
