@@ -360,10 +360,26 @@ fn type_and_check(
             a.arg_type = a.arg.as_ref().and_then(&type_of).map(str::to_string);
             if let Some(call) = &a.call {
                 crate::session::check_recomputed_aggregate(&call.name, &call.inputs(), &type_of)?;
+                exact_variance(a, &type_of);
             }
         }
     }
     Ok(())
+}
+
+/// A plain VAR_*/STDDEV_* call over an exact input (`ir::variance_input`) gets the incremental
+/// rule (`AggFunc::Variance`); any other stays recomputed per group.
+fn exact_variance<'t>(a: &mut Aggregate, type_of: &dyn Fn(&Expr) -> Option<&'t str>) {
+    let Some(call) = &a.call else { return };
+    let Some((population, root)) = crate::ir::variance_kind(&call.name) else { return };
+    let plain = !call.distinct && call.order_by.is_empty() && call.filter.is_none() && call.args.len() == 1;
+    if !plain || crate::ir::variance_input(type_of(&call.args[0])).is_none() {
+        return;
+    }
+    a.arg_type = type_of(&call.args[0]).map(str::to_string);
+    a.arg = Some(call.args[0].clone());
+    a.func = AggFunc::Variance { population, root };
+    a.call = None;
 }
 
 fn flatten(item: FromItem, catalog: &dyn Catalog, scope: &mut Scope, preds: &mut Vec<Expr>) -> Result<()> {
@@ -954,7 +970,9 @@ pub mod tests {
             Ok(match name {
                 "upper" | "lower" => Some(FunctionInfo { aggregate: false, deterministic: true, builtin: true }),
                 "random" => Some(FunctionInfo { aggregate: false, deterministic: false, builtin: true }),
-                "median" | "string_agg" => Some(FunctionInfo { aggregate: true, deterministic: true, builtin: true }),
+                "median" | "string_agg" | "stddev" | "var_pop" | "list" => {
+                    Some(FunctionInfo { aggregate: true, deterministic: true, builtin: true })
+                }
                 _ => None,
             })
         }
@@ -1336,6 +1354,45 @@ pub mod tests {
                 .unwrap_err()
                 .to_string();
         assert!(err.contains("getvariable() (depends on the caller's session"), "{err}");
+        // an aggregate without a delta rule over TIMESTAMPTZ: only if it compares or collects
+        assert!(bind(select(vec![func("list", vec![at()])], vec![]), &cat).is_ok());
+        let sep = Expr::Constant(Constant::Text(",".into()));
+        let err = bind(select(vec![func("string_agg", vec![at(), sep])], vec![]), &cat).unwrap_err().to_string();
+        assert!(err.contains("string_agg() over a TIMESTAMP WITH TIME ZONE value"), "{err}");
+    }
+
+    #[test]
+    fn variances_of_exact_inputs_are_incremental_others_recomputed() {
+        let cat = TypedCatalog(TestCatalog::star());
+        // fact.amount is an INTEGER: count, sum and sum of squares
+        let mut s = star_select();
+        s.items[1].expr = func("stddev", vec![col("f", "amount")]);
+        s.items.push(SelectItem { expr: func("var_pop", vec![col("f", "amount")]), alias: None });
+        let q = bind(s, &cat).unwrap();
+        let Shape::Grouped { aggregates, .. } = &q.shape else { panic!() };
+        assert_eq!(aggregates[0].func, AggFunc::Variance { population: false, root: true });
+        assert_eq!(aggregates[1].func, AggFunc::Variance { population: true, root: false });
+        assert_eq!(aggregates[0].arg, Some(Expr::Bound { leaf: 0, column: "amount".into() }));
+        assert!(q.recomputed_aggregates().is_empty());
+        // a DOUBLE input is recomputed per group
+        let s = Select {
+            items: vec![SelectItem { expr: func("stddev", vec![col("e", "amount")]), alias: None }],
+            from: table("event", "e"),
+            where_clause: None,
+            group_by: vec![],
+            group_by_all: false,
+            presentation: Default::default(),
+        };
+        let q = bind(s, &cat).unwrap();
+        assert_eq!(q.recomputed_aggregates().len(), 1);
+        // which inputs are exact, and a DECIMAL's scale
+        assert_eq!(crate::ir::variance_input(Some("INTEGER")), Some(0));
+        assert_eq!(crate::ir::variance_input(Some("DECIMAL(9,2)")), Some(2));
+        assert_eq!(crate::ir::variance_input(Some("DECIMAL(18,2)")), None);
+        assert_eq!(crate::ir::variance_input(Some("BIGINT")), None);
+        assert_eq!(crate::ir::variance_input(Some("DOUBLE")), None);
+        assert_eq!(crate::ir::variance_kind("STDDEV_POP"), Some((true, true)));
+        assert_eq!(crate::ir::variance_kind("median"), None);
     }
 
     #[test]

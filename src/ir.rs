@@ -34,10 +34,15 @@ pub enum AggFunc {
     Count,
     Avg,
     /// MIN and MAX: merged with LEAST/GREATEST while every delta is insert-only; a refresh
-    /// whose deltas delete (or update) recomputes the view, since a removed extremum cannot be
-    /// taken back from the stored one.
+    /// whose deltas delete (or update) recomputes the groups its terms touch, since a removed
+    /// extremum cannot be taken back from the stored one.
     Min,
     Max,
+    /// VAR_SAMP/VAR_POP/STDDEV_SAMP/STDDEV_POP (and `variance`, `stddev`) of an exact input
+    /// (`VarianceInput`): the count, sum and sum of squares are kept exactly (HUGEINT) and merged
+    /// by addition; the view computes n·Σx² - (Σx)² exactly and divides once in DOUBLE. Other
+    /// inputs (DOUBLE, BIGINT, wide DECIMAL) are `Recomputed`.
+    Variance { population: bool, root: bool },
     /// An aggregate without a delta rule (LIST, STRING_AGG, MEDIAN, COUNT(DISTINCT x), ...;
     /// `Aggregate::call` holds it): stored as its finished value per group, and recomputed for
     /// every group a delta touches (strategy `group_recompute`).
@@ -67,6 +72,9 @@ impl Aggregate {
             (None, AggFunc::Min) => "MIN".into(),
             (None, AggFunc::Max) => "MAX".into(),
             (None, AggFunc::Recomputed) => "?".into(),
+            (None, AggFunc::Variance { population, root }) => {
+                format!("{}_{}", if root { "STDDEV" } else { "VAR" }, if population { "POP" } else { "SAMP" })
+            }
         };
         match &self.call {
             Some(c) if c.distinct => format!("{name}(DISTINCT)"),
@@ -107,6 +115,35 @@ impl SumInput {
             "FLOAT" | "REAL" | "DOUBLE" | "UHUGEINT" => SumInput::Float,
             _ if t.starts_with("DECIMAL") => SumInput::Decimal,
             _ => SumInput::Other,
+        }
+    }
+}
+
+/// The variance family by name: (population, square root), or None for another aggregate.
+pub fn variance_kind(name: &str) -> Option<(bool, bool)> {
+    match name.to_ascii_lowercase().as_str() {
+        "var_samp" | "variance" => Some((false, false)),
+        "var_pop" => Some((true, false)),
+        "stddev_samp" | "stddev" => Some((false, true)),
+        "stddev_pop" => Some((true, true)),
+        _ => None,
+    }
+}
+
+/// How a variance's input is kept exact: its values as integers (a DECIMAL by its unscaled
+/// value, `scale` digits) whose squares and their sums fit HUGEINT for any realistic group
+/// (|x| < 2^32, so n·Σx² < 2^127 for up to 2^31 rows, which the view checks). Wider inputs
+/// (BIGINT, DECIMAL beyond 9 digits) could overflow the sum of squares, and floating inputs
+/// would lose the exactness the rule relies on: None (recomputed per group).
+pub fn variance_input(arg_type: Option<&str>) -> Option<u8> {
+    let t = arg_type?.trim().to_ascii_uppercase();
+    match t.as_str() {
+        "BOOLEAN" | "TINYINT" | "SMALLINT" | "INTEGER" | "UTINYINT" | "USMALLINT" | "UINTEGER" => Some(0),
+        _ => {
+            let inner = t.strip_prefix("DECIMAL(")?.strip_suffix(')')?;
+            let (w, s) = inner.split_once(',')?;
+            let (w, s): (u8, u8) = (w.trim().parse().ok()?, s.trim().parse().ok()?);
+            (w <= 9).then_some(s)
         }
     }
 }
@@ -243,6 +280,10 @@ pub mod stored {
     /// An aggregate without a delta rule: its finished value.
     pub fn agg_value(j: usize) -> String {
         format!("openivm_a{j}_val")
+    }
+    /// A variance: the exact sum of the squares of its inputs.
+    pub fn agg_squares(j: usize) -> String {
+        format!("openivm_a{j}_sq")
     }
     pub fn agg_nonnull(j: usize) -> String {
         format!("openivm_a{j}_nn")

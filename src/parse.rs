@@ -663,7 +663,8 @@ fn filtered_aggregate(name: String, mut args: Vec<Expr>, condition: Expr) -> Exp
             args: vec![when(Expr::Constant(Constant::Integer(1)))],
             is_operator: false,
         },
-        ("sum" | "count" | "avg" | "mean" | "min" | "max", 1) => {
+        ("sum" | "count" | "avg" | "mean" | "min" | "max" | "var_samp" | "variance" | "var_pop" | "stddev_samp"
+        | "stddev" | "stddev_pop", 1) => {
             let arg = args.remove(0);
             Expr::Function { name, args: vec![when(arg)], is_operator: false }
         }

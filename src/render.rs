@@ -499,6 +499,12 @@ fn aggregate_rows(d: Dialect, q: &ViewQuery, rows_sql: &str, weights: Weights) -
                     }
                 }
                 AggFunc::Count => cols.push(nonnull),
+                AggFunc::Variance { .. } => {
+                    let x = variance_integer(d, &v, a.arg_type.as_deref());
+                    cols.push(format!("SUM({}) AS {sum_col}", weighted(&x)));
+                    cols.push(format!("SUM({}) AS {}", weighted(&format!("{x} * {x}")), d.ident(&stored::agg_squares(j))));
+                    cols.push(nonnull);
+                }
                 // Rows of positive weight: in an insert-only refresh every row of a negative
                 // term is also a row of a positive one (the extremum is idempotent).
                 AggFunc::Min | AggFunc::Max => {
@@ -592,6 +598,11 @@ pub fn stored_columns(q: &ViewQuery) -> (Vec<String>, Vec<Summed>) {
                 // Never merged: a view with such an aggregate recomputes the groups a delta touches.
                 AggFunc::CountStar | AggFunc::Recomputed => {}
                 AggFunc::Count => state.push(Summed::added(stored::agg_nonnull(j))),
+                AggFunc::Variance { .. } => {
+                    state.push(Summed::added(stored::agg_sum(j)));
+                    state.push(Summed::added(stored::agg_squares(j)));
+                    state.push(Summed::added(stored::agg_nonnull(j)));
+                }
                 AggFunc::Min => state.push(Summed { column: stored::agg_extremum(j), rule: MergeRule::Least }),
                 AggFunc::Max => state.push(Summed { column: stored::agg_extremum(j), rule: MergeRule::Greatest }),
                 AggFunc::Sum | AggFunc::Avg => {
@@ -829,6 +840,33 @@ fn exact_average(sum: &str, nn: &str, kind: SumKind) -> String {
     )
 }
 
+/// A variance's input as an exact integer: the value itself, or a DECIMAL's unscaled value.
+fn variance_integer(d: Dialect, v: &str, arg_type: Option<&str>) -> String {
+    match crate::ir::variance_input(arg_type).unwrap_or(0) {
+        0 => format!("CAST({v} AS {})", d.wide_integer()),
+        s => format!("CAST({v} * 1{} AS {})", "0".repeat(s as usize), d.wide_integer()),
+    }
+}
+
+/// VAR_POP / VAR_SAMP from the exact count `n`, sum `s` and sum of squares `q` of the (unscaled)
+/// inputs: n·q - s² is computed exactly in HUGEINT and divided once in DOUBLE (n² or n(n-1),
+/// then 10^(2·scale)), so the result is within a rounding of the exact variance; DuckDB's own
+/// streaming (Welford) computation is within about 1e-14 of it, so the two can differ in the
+/// last bits. Up to 2^31 rows n·q cannot overflow (|x| < 2^32); beyond, the DOUBLE form
+/// q - s²/n is used. NULL for no input, and VAR_SAMP of one input, as in DuckDB.
+fn exact_variance(s: &str, q: &str, n: &str, population: bool, scale: u8) -> String {
+    let (k, few) = if population { (0, 0) } else { (1, 1) };
+    let denominator = format!("(CAST({n} AS DOUBLE) * CAST({n} - {k} AS DOUBLE))");
+    let exact = format!("CAST(CAST({n} AS HUGEINT) * {q} - {s} * {s} AS DOUBLE) / {denominator}");
+    let wide = format!(
+        "(CAST({q} AS DOUBLE) - CAST({s} AS DOUBLE) * CAST({s} AS DOUBLE) / CAST({n} AS DOUBLE)) / CAST({n} - {k} AS DOUBLE)"
+    );
+    let unscale = if scale == 0 { String::new() } else { format!(" / 1e{}", 2 * u32::from(scale)) };
+    format!(
+        "(CASE WHEN {n} <= {few} THEN NULL WHEN {n} <= 2147483647 THEN {exact} ELSE {wide} END){unscale}"
+    )
+}
+
 /// A floating SUM as DuckDB's addition gives it, from the sum of the finite inputs and the
 /// signed counts of +inf, -inf and NaN inputs: NaN if any input was NaN; the NaN of inf + -inf
 /// (which prints as `-nan`) if both infinities occur; else the finite sum plus the infinity that
@@ -871,6 +909,16 @@ pub fn visible_view(q: &ViewQuery, data: &Qualified, outputs: &[OutputColumn], s
                     AggFunc::Count => nn,
                     AggFunc::Min | AggFunc::Max => ident(&stored::agg_extremum(j)),
                     AggFunc::Recomputed => ident(&stored::agg_value(j)),
+                    AggFunc::Variance { population, root } => {
+                        let scale = crate::ir::variance_input(a.arg_type.as_deref()).unwrap_or(0);
+                        let squares = ident(&stored::agg_squares(j));
+                        let var = exact_variance(&ident(&stored::agg_sum(j)), &squares, &nn, population, scale);
+                        if root {
+                            format!("sqrt({var})")
+                        } else {
+                            var
+                        }
+                    }
                     AggFunc::Sum => format!("CASE WHEN {nn} = 0 THEN NULL ELSE {sum} END"),
                     AggFunc::Avg => exact_average(&sum, &nn, sum_kinds.get(j).copied().unwrap_or(SumKind::Float)),
                 };
@@ -1220,6 +1268,23 @@ mod tests {
         assert!(rows_of_groups(&q, "SELECT 1", &keys).ends_with(
             r#"SEMI JOIN "temp"."main"."k" AS openivm_k ON openivm_r."openivm_g0" IS NOT DISTINCT FROM openivm_k."openivm_g0""#
         ));
+    }
+
+    #[test]
+    fn variances_keep_exact_sums_of_squares_and_divide_once() {
+        // VAR_SAMP: NULL below 2 inputs; n·q - s² exact in HUGEINT up to 2^31 rows, then DOUBLE
+        let v = exact_variance("s", "q", "n", false, 0);
+        assert_eq!(
+            v,
+            "(CASE WHEN n <= 1 THEN NULL WHEN n <= 2147483647 THEN CAST(CAST(n AS HUGEINT) * q - s * s AS DOUBLE) / \
+             (CAST(n AS DOUBLE) * CAST(n - 1 AS DOUBLE)) ELSE (CAST(q AS DOUBLE) - CAST(s AS DOUBLE) * CAST(s AS DOUBLE) \
+             / CAST(n AS DOUBLE)) / CAST(n - 1 AS DOUBLE) END)"
+        );
+        // VAR_POP of a DECIMAL(9,2): 0 for one input, unscaled by 10^4
+        let v = exact_variance("s", "q", "n", true, 2);
+        assert!(v.starts_with("(CASE WHEN n <= 0 THEN NULL") && v.ends_with(" END) / 1e4"), "{v}");
+        assert_eq!(variance_integer(Dialect::DuckDb, "x", Some("DECIMAL(9,2)")), "CAST(x * 100 AS HUGEINT)");
+        assert_eq!(variance_integer(Dialect::DuckDb, "x", Some("INTEGER")), "CAST(x AS HUGEINT)");
     }
 
     #[test]

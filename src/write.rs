@@ -29,7 +29,7 @@ use std::collections::HashMap;
 use crate::ast::{CompareOp, Expr, FromItem, Select, SelectItem, TableName};
 use crate::bind::{bind, Catalog, FunctionInfo, RelationKind, ResolvedTable};
 use crate::capture::feeds::{self, Feed};
-use crate::capture::{recorded, DeltaStats, SourceKind};
+use crate::capture::{recorded, SourceKind};
 use crate::catalog::{main_table_exists, table_name, SqlCatalog};
 use crate::db::Sql;
 use crate::error::{Error, Result};
@@ -322,25 +322,35 @@ fn recording_feed(db: &dyn Sql, cat: &WriteCatalog, t: &TableId, op: Op) -> Resu
     Ok(Some(feed))
 }
 
-/// Takes the rows past a key-declared append-only feed's watermark into its pending batch and
-/// moves the watermark past them, so that a delete or update that reaches them is recorded
-/// against rows the feed has seen.
-fn catch_up(db: &dyn Sql, feed: &mut Feed) -> Result<()> {
-    let SourceKind::AppendOnly(pos) = feed.kind.clone() else {
-        return Ok(());
-    };
-    let new = Qualified::temp("openivm_write_caught_up".into());
-    db.execute(&render::create_temp_table_as(
-        &new,
-        &capture_sql::rows_after(&feed.table, &feed.columns, &pos, feed.watermark.as_deref()),
-    ))?;
-    let (stats, max) = DeltaStats::from_row(db.query(&capture_sql::fresh_stats(&new, &feed.table))?.first())?;
-    if stats.rows > 0 {
-        let n = recorded::record(db, feed, &new, 1, None)?;
-        feed.row_count += n;
-        feed.watermark = max;
+/// The rows of a recording feed that a delete or update records: every row, or for a
+/// key-declared append-only feed the rows not past its watermark (rows past it have not been
+/// captured yet, and the next capture reads them as they are then: deleted, or with their new
+/// values). Returns the condition over the table's columns (None: every row).
+fn recorded_rows(feed: &Feed) -> Option<String> {
+    match &feed.kind {
+        SourceKind::AppendOnly(pos) => Some(capture_sql::not_after(pos, feed.watermark.as_deref())),
+        _ => None,
     }
-    db.execute(&render::drop_table(&new))
+}
+
+/// The condition "no capture has read this row yet" of a key-declared append-only feed (None
+/// for other feeds, whose every row is recorded).
+fn unseen(feed: &Feed) -> Option<String> {
+    match &feed.kind {
+        SourceKind::AppendOnly(pos) => Some(capture_sql::after(pos, feed.watermark.as_deref())),
+        _ => None,
+    }
+}
+
+/// How many rows a write's predicate selects past the feed's watermark (0 without one): the
+/// rows it changes without recording them.
+fn unrecorded_rows(db: &dyn Sql, feed: &Feed, target: &Target) -> Result<i64> {
+    match &feed.kind {
+        SourceKind::AppendOnly(pos) => {
+            db.scalar_int(&sql::count_matching(target, &capture_sql::after(pos, feed.watermark.as_deref())), &[])
+        }
+        _ => Ok(0),
+    }
 }
 
 /// Runs a DML statement and returns how many rows it wrote.
@@ -392,15 +402,15 @@ pub fn delete(db: &dyn Sql, cache: &mut Cache, table_arg: &str, predicate: Optio
         let Some(mut feed) = recording_feed(db, &cat, &t, Op::Delete)? else {
             return Ok(Written { table: qualified(&t), rows: run_dml(db, &sql::delete(&target))? });
         };
-        catch_up(db, &mut feed)?;
-        let old = Qualified::temp("openivm_write_old".into());
-        db.execute(&render::create_temp_table_as(&old, &sql::matching_rows(&target, &feed.columns)))?;
-        let n = run_dml(db, &sql::delete(&target))?;
-        let m = recorded::record(db, &mut feed, &old, -1, None)?;
-        check_same(n, m, "delete")?;
+        // One statement deletes the rows and returns them as they were, straight into the
+        // pending batch; rows past an append-only watermark are returned with multiplicity 0.
+        let unseen_rows = unseen(&feed);
+        let unrecorded = unrecorded_rows(db, &feed, &target)?;
+        let delete = sql::delete_returning(&target, &feed.columns, unseen_rows.as_deref());
+        let n = recorded::record_returned(db, &mut feed, &delete)?;
+        let m = n - unrecorded;
         feed.row_count -= m;
         feed.save(db)?;
-        db.execute(&render::drop_table(&old))?;
         Ok(Written { table: qualified(&t), rows: n })
     })
 }
@@ -430,17 +440,15 @@ pub fn update(
                 )));
             }
         }
-        catch_up(db, &mut feed)?;
         let touches_feed = set.iter().any(|a| feed.columns.iter().any(|c| c.name == a.column.name));
         let n = if touches_feed {
-            let chg = Qualified::temp("openivm_write_changed".into());
-            db.execute(&render::create_temp_table_as(&chg, &sql::changed_rows(&target, &set, &feed.columns)))?;
+            // Old (-1) and new (+1) rows, recorded from one read of the table before the update.
+            let only = recorded_rows(&feed);
+            let record = sql::record_updated(&feed.pending(), &target, &set, &feed.columns, only.as_deref());
+            let m = recorded::record_with(db, &mut feed, &record)?;
+            let unseen = unrecorded_rows(db, &feed, &target)?;
             let n = run_dml(db, &sql::update(&target, &set))?;
-            let m = recorded::record(db, &mut feed, &chg, -1, None)?;
-            check_same(n, m, "update")?;
-            let new_names: Vec<String> = (0..feed.columns.len()).map(sql::new_column).collect();
-            recorded::record_new(db, &mut feed, &chg, &new_names, m)?;
-            db.execute(&render::drop_table(&chg))?;
+            check_same(2 * n, m + 2 * unseen, "update")?;
             n
         } else {
             // No column the views read changes: the delta is empty.

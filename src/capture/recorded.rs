@@ -3,8 +3,8 @@
 //! A table declared recorded (`openivm_declare_recorded`) is written only through
 //! `openivm_insert` / `openivm_delete` / `openivm_update`, which append the exact delta of each
 //! write to the feed's pending batch (`openivm.pending_<id>`) in the write's own transaction.
-//! A capture takes the pending batch in (netted on the feed's columns, so that a row inserted
-//! and deleted again leaves nothing) and costs O(rows written), whatever the table's size.
+//! A capture takes the pending batch in as it is (one row per copy, +1 or -1) and costs
+//! O(rows written), whatever the table's size.
 //!
 //! The promise is checked where that is cheap: the table must hold exactly the rows of the last
 //! capture plus the pending batch's net rows (`row_count`, kept by every write; one `count(*)`
@@ -45,8 +45,11 @@ pub fn capture(db: &dyn Sql, feed: &Feed, name: &str, size_now: i64) -> Result<F
 }
 
 /// The batch of a capture that takes in the feed's pending batch: the rows `read` from the
-/// table (if any) and the pending rows, netted on the feed's columns, as a delta table named
-/// after `name` (None when they cancel out).
+/// table (if any) and the pending rows, as a delta table named after `name` (None when both are
+/// empty). The rows are used as they are, one per copy, without netting them: a delta is a
+/// signed multiset, so a row recorded +1 and -1 contributes nothing to any term, and a view that
+/// reads fewer columns than the feed, or lags, nets its own delta (`feeds::view_delta`).
+/// Netting here cost a grouping and an expansion of every pending row at every capture.
 pub fn with_pending(
     db: &dyn Sql,
     feed: &Feed,
@@ -57,18 +60,14 @@ pub fn with_pending(
     if let Some(r) = read {
         parts.push(sql::delta_of(r, &feed.columns));
     }
-    let net = temp_name(&format!("{name}_pending_net"), 0);
-    db.execute(&render::create_temp_table_as(&net, &sql::net_of_parts(&parts, &feed.columns)))?;
-    let (stats, _) = DeltaStats::from_row(db.query(&sql::net_stats(&net))?.first())?;
-    let delta = if stats.rows > 0 {
-        let d = temp_name(&format!("{name}_pending"), 0);
-        db.execute(&render::create_temp_table_as(&d, &sql::expand_delta(&net, &feed.columns)))?;
-        Some(d)
-    } else {
-        None
-    };
-    db.execute(&render::drop_table(&net))?;
-    Ok((delta, stats))
+    let delta = temp_name(&format!("{name}_pending"), 0);
+    db.execute(&render::create_temp_table_as(&delta, &sql::union_of(&parts)))?;
+    let (stats, _) = DeltaStats::from_row(db.query(&sql::delta_stats(&delta))?.first())?;
+    if stats.rows == 0 {
+        db.execute(&render::drop_table(&delta))?;
+        return Ok((None, stats));
+    }
+    Ok((Some(delta), stats))
 }
 
 /// Appends the rows of `rows` (a temp table holding the feed's columns) to the feed's pending
@@ -87,13 +86,31 @@ pub fn record(db: &dyn Sql, feed: &mut Feed, rows: &Qualified, sign: i8, only: O
     Ok(n)
 }
 
-/// Appends the new rows of an update (`new_names`: the columns of `rows` holding the new values
-/// of the feed's columns) to the pending batch (+1).
-pub fn record_new(db: &dyn Sql, feed: &mut Feed, rows: &Qualified, new_names: &[String], n: i64) -> Result<()> {
-    if n > 0 {
-        db.execute(&sql::create_pending(&feed.pending(), &feed.table, &feed.columns))?;
-        db.execute(&sql::append_pending_new(&feed.pending(), rows, &feed.columns, new_names))?;
-        feed.pending_rows += n;
+/// Runs `insert`, an INSERT into the feed's pending batch, and returns how many rows it
+/// appended. The caller saves the feed.
+pub fn record_with(db: &dyn Sql, feed: &mut Feed, insert: &str) -> Result<i64> {
+    into_pending(db, feed, |_| db.scalar_int(insert, &[]))
+}
+
+/// Runs `statement` (a `DELETE ... RETURNING`), whose result rows are rows of the feed's pending
+/// batch, and appends them to it as they come; returns how many. The caller saves the feed.
+pub fn record_returned(db: &dyn Sql, feed: &mut Feed, statement: &str) -> Result<i64> {
+    into_pending(db, feed, |p| db.append_result(statement, &p.catalog, &p.schema, &p.name))
+}
+
+/// Runs `write`, which appends rows to the pending batch (created first when the feed has no
+/// pending rows) and returns how many.
+fn into_pending(db: &dyn Sql, feed: &mut Feed, write: impl FnOnce(&Qualified) -> Result<i64>) -> Result<i64> {
+    let pending = feed.pending();
+    let first = feed.pending_rows == 0;
+    if first {
+        db.execute(&sql::create_pending(&pending, &feed.table, &feed.columns))?;
     }
-    Ok(())
+    let n = write(&pending)?;
+    feed.pending_rows += n;
+    if first && n == 0 {
+        // Nothing recorded: no pending batch, as before the write.
+        db.execute(&render::drop_table(&pending))?;
+    }
+    Ok(n)
 }

@@ -273,28 +273,21 @@ pub fn append_pending(
     )
 }
 
-/// Appends the new rows of an update to the pending batch (+1): the columns `new_names` of
-/// `rows` (the new values of the read columns), stored as the read columns.
-pub fn append_pending_new(pending: &Qualified, rows: &Qualified, cols: &[ColumnDef], new_names: &[String]) -> String {
-    format!(
-        "INSERT INTO {} ({c}{m}) SELECT {n}CAST(1 AS INTEGER) FROM {}",
-        pending.sql(),
-        rows.sql(),
-        c = plain_columns(cols),
-        n = with_comma(&new_names.iter().map(|n| ident(n)).collect::<Vec<_>>()),
-        m = ident(MULTIPLICITY)
-    )
-}
-
-/// The rows of a pending batch, as a delta part.
+/// The rows of a pending batch, as a delta part: one row per copy, +1 or -1 (rows a delete
+/// returned with 0, past an append-only watermark, are left out).
 pub fn pending_part(pending: &Qualified, cols: &[ColumnDef]) -> String {
-    format!("SELECT {}{} FROM {}", plain_columns(cols), ident(MULTIPLICITY), pending.sql())
+    format!("SELECT {}{m} FROM {} WHERE {m} <> 0", plain_columns(cols), pending.sql(), m = ident(MULTIPLICITY))
 }
 
 /// The condition "the row is not past the watermark" (also true for a NULL position): rows an
 /// insert through openivm records because no capture past the watermark would find them.
 pub fn not_after(pos: &Position, watermark: Option<&str>) -> String {
     format!("({}) IS NOT TRUE", pos.after(watermark))
+}
+
+/// The condition "the row is past the watermark": rows no capture has seen yet.
+pub fn after(pos: &Position, watermark: Option<&str>) -> String {
+    pos.after(watermark)
 }
 
 /// The number of rows of `rows` satisfying `condition`.
@@ -342,6 +335,7 @@ mod tests {
         assert_eq!(k.up_to(None), "FALSE");
         assert_eq!(not_after(&k, Some("7")), "(\"id\" > CAST('7' AS BIGINT)) IS NOT TRUE");
         assert_eq!(not_after(&Position::RowId, Some("3")), "(rowid >= 3) IS NOT TRUE");
+        assert_eq!(after(&k, Some("7")), k.after(Some("7")));
     }
 
     #[test]
@@ -353,11 +347,6 @@ mod tests {
             append_pending(&p, &rows, &c, -1, None),
             "INSERT INTO \"db\".\"openivm\".\"pending_1\" (\"k\", \"openivm_multiplicity\") SELECT \"k\", \
              CAST(-1 AS INTEGER) FROM \"temp\".\"main\".\"openivm_write_rows\""
-        );
-        assert_eq!(
-            append_pending_new(&p, &rows, &c, &["openivm_new_0".into()]),
-            "INSERT INTO \"db\".\"openivm\".\"pending_1\" (\"k\", \"openivm_multiplicity\") SELECT \"openivm_new_0\", \
-             CAST(1 AS INTEGER) FROM \"temp\".\"main\".\"openivm_write_rows\""
         );
     }
 }

@@ -3,7 +3,7 @@
 //! write and materialize its rows. Fragments reach these functions only as bound expressions
 //! (`ast::Expr` after `bind`), never as text.
 
-use super::{expr, ident, list, table, Qualified};
+use super::{expr, ident, list, table, Qualified, MULTIPLICITY};
 use crate::ast::Expr;
 use crate::ir::{ColumnDef, TableId};
 
@@ -22,11 +22,18 @@ impl Target {
     }
 
     fn filter(&self) -> String {
-        if self.predicate.is_empty() {
+        self.filter_and(None)
+    }
+
+    /// The predicate, and `extra` (a condition over the table's columns) when given.
+    fn filter_and(&self, extra: Option<&str>) -> String {
+        let aliases = [self.alias.clone()];
+        let mut conjuncts: Vec<String> = self.predicate.iter().map(|p| expr(p, &aliases)).collect();
+        conjuncts.extend(extra.map(|e| format!("({e})")));
+        if conjuncts.is_empty() {
             String::new()
         } else {
-            let aliases = [self.alias.clone()];
-            format!(" WHERE {}", list(&self.predicate, " AND ", |p| expr(p, &aliases)))
+            format!(" WHERE {}", conjuncts.join(" AND "))
         }
     }
 
@@ -52,11 +59,25 @@ pub fn delete(t: &Target) -> String {
     format!("DELETE FROM {}{}", t.from(), t.filter())
 }
 
-/// The rows a delete will remove (the columns `cols`), read before it in the same transaction.
-pub fn matching_rows(t: &Target, cols: &[ColumnDef]) -> String {
-    let aliases = [t.alias.clone()];
-    let c = list(cols, ", ", |c| format!("{}.{}", ident(&aliases[0]), ident(&c.name)));
-    format!("SELECT {c} FROM {}{}", t.from(), t.filter())
+/// `DELETE ... RETURNING` the read columns of every deleted row as they were and its
+/// multiplicity in the pending batch: -1, or 0 for the rows `unseen` selects (rows past an
+/// append-only watermark, which no capture has read yet: the next capture finds them deleted).
+/// The result has the pending batch's columns, so it is appended to it as it comes.
+pub fn delete_returning(t: &Target, cols: &[ColumnDef], unseen: Option<&str>) -> String {
+    let a = ident(&t.alias);
+    let sign = match unseen {
+        None => "CAST(-1 AS INTEGER)".to_string(),
+        Some(u) => format!("CAST(CASE WHEN {u} THEN 0 ELSE -1 END AS INTEGER)"),
+    };
+    // A feed may read no column (a view of `count(*)`): the multiplicity alone is returned.
+    let mut returned: Vec<String> = cols.iter().map(|c| format!("{a}.{}", ident(&c.name))).collect();
+    returned.push(sign);
+    format!("{} RETURNING {}", delete(t), returned.join(", "))
+}
+
+/// The number of rows the write's predicate and `extra` select.
+pub fn count_matching(t: &Target, extra: &str) -> String {
+    format!("SELECT count(*)::BIGINT FROM {}{}", t.from(), t.filter_and(Some(extra)))
 }
 
 /// One assignment of an update: a column of the table and its new value.
@@ -67,7 +88,7 @@ pub struct Assignment {
 }
 
 /// `UPDATE t AS a SET c = CAST(e AS type), ... WHERE p`: every value converted to its
-/// column's type by an explicit cast, as `changed_rows` computes it.
+/// column's type by an explicit cast, as `record_updated` computes it.
 pub fn update(t: &Target, set: &[Assignment]) -> String {
     format!(
         "UPDATE {} SET {}{}",
@@ -77,25 +98,47 @@ pub fn update(t: &Target, set: &[Assignment]) -> String {
     )
 }
 
-/// The name of the new value of read column `i` in `changed_rows`.
-pub fn new_column(i: usize) -> String {
-    format!("openivm_new_{i}")
+/// Records the rows an update will change in the pending batch, read before it in the same
+/// transaction: each row as it is (-1) and as the update makes it (+1), with the same values
+/// and casts as `update`, from one scan of the table (each row is joined to the two signs).
+/// `only`: the rows to record (rows past an append-only watermark are left to it).
+pub fn record_updated(
+    pending: &Qualified,
+    t: &Target,
+    set: &[Assignment],
+    cols: &[ColumnDef],
+    only: Option<&str>,
+) -> String {
+    let a = ident(&t.alias);
+    let sign = format!("{}.{}", ident(SIGNS), ident(SIGN));
+    let mut names: Vec<String> = cols.iter().map(|c| ident(&c.name)).collect();
+    let mut values: Vec<String> = cols
+        .iter()
+        .map(|c| {
+            let old = format!("{a}.{}", ident(&c.name));
+            match set.iter().find(|s| s.column.name == c.name) {
+                Some(s) => format!("CASE WHEN {sign} < 0 THEN {old} ELSE {} END", t.value(&s.value, &s.column.ty)),
+                None => old,
+            }
+        })
+        .collect();
+    names.push(ident(MULTIPLICITY));
+    values.push(sign);
+    format!(
+        "INSERT INTO {} ({}) SELECT {} FROM {} CROSS JOIN (VALUES (CAST(-1 AS INTEGER)), (CAST(1 AS INTEGER))) AS {}({}){}",
+        pending.sql(),
+        names.join(", "),
+        values.join(", "),
+        t.from(),
+        ident(SIGNS),
+        ident(SIGN),
+        t.filter_and(only)
+    )
 }
 
-/// The rows an update will change: the read columns `cols` as they are, then as the update
-/// makes them (`openivm_new_<i>`), read before it in the same transaction.
-pub fn changed_rows(t: &Target, set: &[Assignment], cols: &[ColumnDef]) -> String {
-    let a = ident(&t.alias);
-    let old = list(cols, ", ", |c| format!("{a}.{}", ident(&c.name)));
-    let new = list(cols.iter().enumerate(), ", ", |(i, c)| {
-        let value = match set.iter().find(|s| s.column.name == c.name) {
-            Some(s) => t.value(&s.value, &s.column.ty),
-            None => format!("{a}.{}", ident(&c.name)),
-        };
-        format!("{value} AS {}", ident(&new_column(i)))
-    });
-    format!("SELECT {old}, {new} FROM {}{}", t.from(), t.filter())
-}
+/// The relation and column of the two signs an update's rows are recorded with.
+const SIGNS: &str = "openivm_signs";
+const SIGN: &str = "openivm_sign";
 
 /// The rows of an insert's query (rendered by `render::full_select`, its outputs named
 /// `openivm_g<i>`), converted to the table's column types and named after its columns.
@@ -138,6 +181,10 @@ mod tests {
         }
     }
 
+    fn pending() -> Qualified {
+        Qualified { catalog: "db".into(), schema: "openivm".into(), name: "pending_1".into() }
+    }
+
     fn col(n: &str, ty: &str) -> ColumnDef {
         ColumnDef { name: n.into(), ty: ty.into() }
     }
@@ -147,8 +194,21 @@ mod tests {
         let t = target(vec![k_is(1), k_is(2)]);
         assert_eq!(delete(&t), r#"DELETE FROM "db"."main"."t" AS "t" WHERE ("t"."k" = 1) AND ("t"."k" = 2)"#);
         assert_eq!(
-            matching_rows(&t, &[col("k", "INTEGER")]),
-            r#"SELECT "t"."k" FROM "db"."main"."t" AS "t" WHERE ("t"."k" = 1) AND ("t"."k" = 2)"#
+            delete_returning(&t, &[col("k", "INTEGER")], None),
+            r#"DELETE FROM "db"."main"."t" AS "t" WHERE ("t"."k" = 1) AND ("t"."k" = 2) RETURNING "t"."k", CAST(-1 AS INTEGER)"#
+        );
+        assert_eq!(
+            delete_returning(&t, &[], None),
+            r#"DELETE FROM "db"."main"."t" AS "t" WHERE ("t"."k" = 1) AND ("t"."k" = 2) RETURNING CAST(-1 AS INTEGER)"#
+        );
+        // rows past a watermark are returned with multiplicity 0; the count of them
+        assert_eq!(
+            delete_returning(&target(vec![]), &[col("k", "INTEGER")], Some("k > 5")),
+            r#"DELETE FROM "db"."main"."t" AS "t" RETURNING "t"."k", CAST(CASE WHEN k > 5 THEN 0 ELSE -1 END AS INTEGER)"#
+        );
+        assert_eq!(
+            count_matching(&t, "k > 5"),
+            r#"SELECT count(*)::BIGINT FROM "db"."main"."t" AS "t" WHERE ("t"."k" = 1) AND ("t"."k" = 2) AND (k > 5)"#
         );
         assert_eq!(delete(&target(vec![])), r#"DELETE FROM "db"."main"."t" AS "t""#);
     }
@@ -162,8 +222,8 @@ mod tests {
             r#"UPDATE "db"."main"."t" AS "t" SET "v" = CAST(5 AS BIGINT) WHERE ("t"."k" = 1)"#
         );
         assert_eq!(
-            changed_rows(&t, &set, &[col("k", "INTEGER"), col("v", "BIGINT")]),
-            r#"SELECT "t"."k", "t"."v", "t"."k" AS "openivm_new_0", CAST(5 AS BIGINT) AS "openivm_new_1" FROM "db"."main"."t" AS "t" WHERE ("t"."k" = 1)"#
+            record_updated(&pending(), &t, &set, &[col("k", "INTEGER"), col("v", "BIGINT")], None),
+            r#"INSERT INTO "db"."openivm"."pending_1" ("k", "v", "openivm_multiplicity") SELECT "t"."k", CASE WHEN "openivm_signs"."openivm_sign" < 0 THEN "t"."v" ELSE CAST(5 AS BIGINT) END, "openivm_signs"."openivm_sign" FROM "db"."main"."t" AS "t" CROSS JOIN (VALUES (CAST(-1 AS INTEGER)), (CAST(1 AS INTEGER))) AS "openivm_signs"("openivm_sign") WHERE ("t"."k" = 1)"#
         );
     }
 
