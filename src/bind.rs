@@ -1382,6 +1382,7 @@ pub mod tests {
             group_by: vec![],
             group_by_all: false,
             presentation: Default::default(),
+            semi_joins: vec![],
         };
         let q = bind(s, &cat).unwrap();
         assert_eq!(q.recomputed_aggregates().len(), 1);
