@@ -15,6 +15,18 @@ pub struct Select {
     pub group_by_all: bool,
     /// What applies to the result as it is read: HAVING, DISTINCT, ORDER BY, LIMIT/OFFSET.
     pub presentation: Presentation<Expr>,
+    /// `WHERE ... AND x IN (SELECT ...)`: conjuncts of the WHERE clause that are uncorrelated
+    /// IN subqueries, taken out of `where_clause` (see `SemiJoin`).
+    pub semi_joins: Vec<SemiJoin>,
+}
+
+/// A WHERE conjunct `expr IN (subquery)`: it keeps the rows whose `expr` equals a value of the
+/// subquery, which is the inner join with the subquery's distinct values.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SemiJoin {
+    pub expr: Expr,
+    /// DuckDB's parse tree of the subquery as a statement (JSON).
+    pub tree: String,
 }
 
 /// The parts of a query that filter, deduplicate, order and cut its result. The stored result
@@ -69,6 +81,9 @@ pub enum FromItem {
         select: Box<Select>,
         alias: String,
         columns: Vec<String>,
+        /// DuckDB's parse tree of the subquery as a statement (JSON), where one is at hand: a
+        /// subquery that cannot be flattened becomes a maintained stage of this query.
+        tree: Option<String>,
     },
     /// An inner join (`JOIN ... ON`, `JOIN ... USING`, or a comma / CROSS JOIN when both are empty).
     Join {

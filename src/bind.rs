@@ -6,7 +6,7 @@
 
 use crate::ast::{AggCall, CompareOp, Expr, FromItem, OrderItem, Presentation, Select, TableName};
 use crate::error::{Error, Result};
-use crate::ir::{stored, AggFunc, Aggregate, ColumnDef, Leaf, OrderKey, Shape, TableId, ViewQuery};
+use crate::ir::{stored, AggFunc, Aggregate, ColumnDef, Leaf, OrderKey, Shape, SourceView, TableId, ViewQuery};
 
 /// Joins above this many leaves are refused: the term count is 2^N - 1.
 pub const MAX_LEAVES: usize = 16;
@@ -33,6 +33,30 @@ pub struct FunctionInfo {
     pub builtin: bool,
 }
 
+/// A DuckDB view's definition, as the binder expands it into a subquery in FROM.
+#[derive(Clone, Debug)]
+pub enum ViewDefinition {
+    /// A view openivm maintains, with its columns: read as a leaf of the join, whose changes
+    /// are those of the rows the view shows (see `capture`), so that chained views stay exact
+    /// whatever its presentation (HAVING, ORDER BY/LIMIT).
+    Maintained { columns: Vec<ColumnDef> },
+    /// Its query (table names resolved as DuckDB resolves them inside the view), the text of its
+    /// definition (so that a replacement is noticed), its column names and its query's parse
+    /// tree (a stage's query where the view cannot be flattened).
+    Query { select: Select, sql: String, columns: Vec<String>, tree: Option<String> },
+}
+
+/// A query a maintained stage stores: DuckDB's parse tree of a subquery (JSON), or of an IN
+/// subquery whose distinct values are stored (`distinct`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StageQuery {
+    pub tree: String,
+    pub distinct: bool,
+}
+
+/// Views expanded inside views deeper than this are refused (DuckDB itself refuses cycles).
+const MAX_VIEW_DEPTH: usize = 32;
+
 /// What the binder needs to know about the database.
 pub trait Catalog {
     /// Resolves a table name as DuckDB would on the extension's connection; None if not found.
@@ -44,6 +68,17 @@ pub trait Catalog {
     fn expression_types(&self, leaves: &[Leaf], exprs: &[Expr]) -> Result<Vec<Option<String>>> {
         let _ = leaves;
         Ok(vec![None; exprs.len()])
+    }
+    /// The hidden maintained view (a stage) that stores `query`, made if the catalog may make
+    /// one; None where there is none (the subquery then has no incremental rule).
+    fn stage(&self, query: &StageQuery) -> Result<Option<ResolvedTable>> {
+        let _ = query;
+        Ok(None)
+    }
+    /// The definition of the DuckDB view `id`; None where the catalog cannot expand views.
+    fn view(&self, id: &TableId) -> Result<Option<ViewDefinition>> {
+        let _ = id;
+        Ok(None)
     }
 }
 
@@ -63,6 +98,12 @@ struct Scope {
     relations: Vec<Relation>,
     /// The flattened subqueries' predicates, bound.
     bound_predicates: Vec<Expr>,
+    /// DuckDB views expanded into their definitions (outermost first, each once).
+    views: Vec<SourceView>,
+    /// How many subqueries (and views) this scope is nested in.
+    depth: usize,
+    /// Maintained views read as leaves (each once).
+    upstream: Vec<TableId>,
 }
 
 /// A subquery in FROM flattened into the join: what its columns stand for.
@@ -101,6 +142,7 @@ pub fn bind(select: Select, catalog: &dyn Catalog) -> Result<ViewQuery> {
     let mut scope = Scope::default();
     let mut raw_predicates = Vec::new();
     flatten(select.from, catalog, &mut scope, &mut raw_predicates)?;
+    let semi_predicates = semi_join_leaves(select.semi_joins, catalog, &mut scope)?;
     if scope.leaves.len() > MAX_LEAVES {
         return Err(Error::Unsupported(format!(
             "joins of more than {MAX_LEAVES} tables (this one has {})",
@@ -108,6 +150,7 @@ pub fn bind(select: Select, catalog: &dyn Catalog) -> Result<ViewQuery> {
         )));
     }
     let mut predicates = std::mem::take(&mut scope.bound_predicates);
+    predicates.extend(semi_predicates);
     for p in raw_predicates.into_iter().chain(select.where_clause) {
         let bound = bind_columns(p, &scope, catalog, false)?;
         predicates.extend(bound.conjuncts());
@@ -222,7 +265,7 @@ pub fn bind(select: Select, catalog: &dyn Catalog) -> Result<ViewQuery> {
         let order: Vec<&String> = leaf.columns.iter().map(|c| &c.name).collect();
         cols.sort_by_key(|c| order.iter().position(|o| *o == c));
     }
-    Ok(ViewQuery { leaves: scope.leaves, predicates, shape, used_columns, presentation })
+    Ok(ViewQuery { leaves: scope.leaves, predicates, shape, used_columns, presentation, source_views: scope.views, upstream: scope.upstream })
 }
 
 /// The output an ORDER BY key names: `ORDER BY 2`, or the alias of a select item
@@ -352,27 +395,33 @@ fn flatten(item: FromItem, catalog: &dyn Catalog, scope: &mut Scope, preds: &mut
                 )));
             }
             if t.kind == RelationKind::View {
-                return Err(Error::Unsupported(format!(
-                    "views as sources ('{}' is a view; name its base tables instead)",
-                    display_name(&name)
-                )));
+                return expand_view(t, name, alias, catalog, scope, preds);
             }
-            let alias = alias.unwrap_or_else(|| name.name.clone());
-            if scope.alias_taken(&alias) {
-                return bind_error(format!(
-                    "the name '{alias}' is used for two tables of the join; give them different aliases"
-                ));
-            }
-            scope.relations.push(Relation::Leaf(scope.leaves.len()));
-            scope.leaves.push(Leaf { alias, table: t.id, columns: t.columns });
-            scope.visible.push(true);
-            Ok(())
+            add_leaf(t, name, alias, scope)
         }
-        FromItem::Subquery { select, alias, columns } => {
+        FromItem::Subquery { select, alias, columns, tree } => {
             if scope.alias_taken(&alias) {
                 return bind_error(format!(
                     "the name '{alias}' is used for two relations of the join; give them different aliases"
                 ));
+            }
+            if !flattens(&select) {
+                // A subquery that groups or deduplicates is a maintained stage of its own, read
+                // like a maintained view (its visible rows, through a feed).
+                let staged = match (&tree, columns.is_empty()) {
+                    (Some(tree), true) => catalog.stage(&StageQuery { tree: tree.clone(), distinct: false })?,
+                    _ => None,
+                };
+                let Some(stage) = staged else {
+                    return Err(Error::Unsupported(
+                        "subqueries in FROM that group, filter groups, deduplicate, order or limit".into(),
+                    ));
+                };
+                if !scope.upstream.contains(&stage.id) {
+                    scope.upstream.push(stage.id.clone());
+                }
+                let name = TableName { catalog: None, schema: None, name: alias.clone() };
+                return add_leaf(stage, name, Some(alias), scope);
             }
             let derived = flatten_subquery(*select, alias, columns, catalog, scope)?;
             scope.relations.push(Relation::Derived(scope.derived.len()));
@@ -420,6 +469,18 @@ fn flatten(item: FromItem, catalog: &dyn Catalog, scope: &mut Scope, preds: &mut
             Ok(())
         }
     }
+}
+
+/// A table (or a maintained view) as a leaf of the join, seen by its alias.
+fn add_leaf(t: ResolvedTable, name: TableName, alias: Option<String>, scope: &mut Scope) -> Result<()> {
+    let alias = alias.unwrap_or_else(|| name.name.clone());
+    if scope.alias_taken(&alias) {
+        return bind_error(format!("the name '{alias}' is used for two tables of the join; give them different aliases"));
+    }
+    scope.relations.push(Relation::Leaf(scope.leaves.len()));
+    scope.leaves.push(Leaf { alias, table: t.id, columns: t.columns });
+    scope.visible.push(true);
+    Ok(())
 }
 
 fn display_name(n: &TableName) -> String {
@@ -620,11 +681,77 @@ fn expand_star(scope: &Scope, relation: Option<&str>) -> Result<Vec<(Expr, Optio
 }
 
 /// Flattens a select-project-join subquery in FROM into the outer join: its tables become
+/// A DuckDB view in FROM is its definition as a subquery in FROM named like the view (by its
+/// alias, else its name) with the view's column names: a select-project-join view is flattened
+/// into the join (FK pruning applies to its tables), anything else is what such a subquery is.
+fn expand_view(
+    t: ResolvedTable,
+    name: TableName,
+    alias: Option<String>,
+    catalog: &dyn Catalog,
+    scope: &mut Scope,
+    preds: &mut Vec<Expr>,
+) -> Result<()> {
+    let shown = display_name(&name);
+    match catalog.view(&t.id)? {
+        None => Err(Error::Unsupported(format!("views as sources ('{shown}' is a view; name its base tables instead)"))),
+        Some(ViewDefinition::Maintained { columns }) => {
+            if !scope.upstream.contains(&t.id) {
+                scope.upstream.push(t.id.clone());
+            }
+            let table = ResolvedTable { id: t.id, kind: RelationKind::Table, columns };
+            add_leaf(table, name, alias, scope)
+        }
+        Some(ViewDefinition::Query { select, sql, columns, tree }) => {
+            if scope.depth >= MAX_VIEW_DEPTH {
+                return Err(Error::Unsupported(format!("views nested more than {MAX_VIEW_DEPTH} deep ('{shown}')")));
+            }
+            let view = SourceView { view: t.id, sql };
+            if !scope.views.contains(&view) {
+                scope.views.push(view);
+            }
+            let alias = alias.unwrap_or(name.name);
+            flatten(FromItem::Subquery { select: Box::new(select), alias, columns, tree }, catalog, scope, preds)
+        }
+    }
+}
+
 /// leaves (seen by the outer query only through the subquery's columns), its conditions
 /// predicates of the outer query, its select list the columns of the relation `alias`. Inner
 /// joins over bags commute with selections and projections, so the flattened join has the
 /// same rows. A subquery that groups, aggregates, deduplicates, orders or limits is not
 /// flattened (`Unsupported`).
+/// Whether a subquery in FROM can be flattened into the join (it selects, projects and joins).
+fn flattens(select: &Select) -> bool {
+    select.group_by.is_empty() && !select.group_by_all && select.presentation == Presentation::default()
+        && select.semi_joins.is_empty()
+}
+
+/// `x IN (subquery)` conjuncts as inner joins with a stage holding the subquery's distinct
+/// values: a row passes IN exactly when its `x` equals one of them (NULLs never do), and joins
+/// with exactly that one. The stage's leaf is invisible to the query's names.
+fn semi_join_leaves(semi: Vec<crate::ast::SemiJoin>, catalog: &dyn Catalog, scope: &mut Scope) -> Result<Vec<Expr>> {
+    let mut preds = Vec::new();
+    for s in semi {
+        let Some(stage) = catalog.stage(&StageQuery { tree: s.tree, distinct: true })? else {
+            return Err(Error::Unsupported("subqueries".into()));
+        };
+        let [value] = stage.columns.as_slice() else {
+            return bind_error("an IN subquery must return one column".into());
+        };
+        let x = bind_columns(s.expr, scope, catalog, false)?;
+        let leaf = scope.leaves.len();
+        let column = value.name.clone();
+        if !scope.upstream.contains(&stage.id) {
+            scope.upstream.push(stage.id.clone());
+        }
+        scope.leaves.push(Leaf { alias: format!("in_subquery_{leaf}"), table: stage.id, columns: stage.columns });
+        scope.visible.push(false);
+        preds.push(Expr::Compare { op: CompareOp::Eq, left: Box::new(x), right: Box::new(Expr::Bound { leaf, column }) });
+    }
+    Ok(preds)
+}
+
 fn flatten_subquery(
     select: Select,
     alias: String,
@@ -632,12 +759,12 @@ fn flatten_subquery(
     catalog: &dyn Catalog,
     outer: &mut Scope,
 ) -> Result<Derived> {
-    if !select.group_by.is_empty() || select.group_by_all || select.presentation != Presentation::default() {
+    if !flattens(&select) {
         return Err(Error::Unsupported(
             "subqueries in FROM that group, filter groups, deduplicate, order or limit".into(),
         ));
     }
-    let mut inner = Scope::default();
+    let mut inner = Scope { depth: outer.depth + 1, ..Scope::default() };
     let mut raw = Vec::new();
     flatten(select.from, catalog, &mut inner, &mut raw)?;
     let mut preds = std::mem::take(&mut inner.bound_predicates);
@@ -685,6 +812,16 @@ fn flatten_subquery(
     outer.bound_predicates.extend(preds.into_iter().map(shift));
     outer.leaves.extend(inner.leaves);
     outer.visible.extend(inner.visible.iter().map(|_| false));
+    for v in inner.views {
+        if !outer.views.contains(&v) {
+            outer.views.push(v);
+        }
+    }
+    for u in inner.upstream {
+        if !outer.upstream.contains(&u) {
+            outer.upstream.push(u);
+        }
+    }
     Ok(Derived { alias, columns: columns.into_iter().map(|(n, e)| (n, shift(e))).collect() })
 }
 
@@ -881,6 +1018,7 @@ pub mod tests {
             group_by: vec![col("p", "name")],
             group_by_all: false,
             presentation: Default::default(),
+            semi_joins: vec![],
         }
     }
 
@@ -995,8 +1133,9 @@ pub mod tests {
             group_by: vec![],
             group_by_all: false,
             presentation: Default::default(),
+            semi_joins: vec![],
         };
-        let sub = FromItem::Subquery { select: Box::new(inner.clone()), alias: "s".into(), columns: vec![] };
+        let sub = FromItem::Subquery { select: Box::new(inner.clone()), alias: "s".into(), columns: vec![], tree: None };
         let outer = Select {
             items: vec![
                 SelectItem { expr: col("s", "n"), alias: None },
@@ -1007,6 +1146,7 @@ pub mod tests {
             group_by: vec![col("s", "n")],
             group_by_all: false,
             presentation: Default::default(),
+            semi_joins: vec![],
         };
         let q = bind(outer, &cat).unwrap();
         // the outer leaf keeps its alias; the inner fact (also aliased f) is renamed
@@ -1032,8 +1172,81 @@ pub mod tests {
         assert!(matches!(bind(hidden, &cat), Err(Error::Unsupported(_))));
     }
 
+    /// The star catalog with DuckDB views: `big_sales` (select-project over fact), `shown`
+    /// (a maintained view) and `loop_view` (a view over itself).
+    struct ViewCatalog(TestCatalog, Select);
+
+    impl Catalog for ViewCatalog {
+        fn table(&self, name: &TableName) -> Result<Option<ResolvedTable>> {
+            if ["big_sales", "shown", "loop_view"].contains(&name.name.as_str()) {
+                return Ok(Some(ResolvedTable {
+                    id: TableId { catalog: "memory".into(), schema: "main".into(), name: name.name.clone() },
+                    kind: RelationKind::View,
+                    columns: vec![],
+                }));
+            }
+            self.0.table(name)
+        }
+        fn function(&self, name: &str) -> Result<Option<FunctionInfo>> {
+            self.0.function(name)
+        }
+        fn view(&self, id: &TableId) -> Result<Option<ViewDefinition>> {
+            Ok(Some(match id.name.as_str() {
+                "shown" => ViewDefinition::Maintained { columns: vec![ColumnDef { name: "x".into(), ty: "BIGINT".into() }] },
+                "loop_view" => ViewDefinition::Query {
+                    select: outer_with(table("loop_view", "l"), col("l", "x")),
+                    sql: "CREATE VIEW loop_view AS ...".into(),
+                    columns: vec!["x".into()],
+                    tree: None,
+                },
+                _ => ViewDefinition::Query {
+                    select: self.1.clone(),
+                    sql: "CREATE VIEW big_sales AS ...".into(),
+                    columns: vec!["product".into(), "amt".into()],
+                    tree: None,
+                },
+            }))
+        }
+    }
+
+    #[test]
+    fn expands_duckdb_views_into_their_definitions() {
+        // big_sales: SELECT f.pid, f.amount FROM fact f WHERE f.amount > 0, columns (product, amt)
+        let mut def = outer_with(table("fact", "f"), col("f", "pid"));
+        def.items.push(SelectItem { expr: col("f", "amount"), alias: None });
+        def.where_clause = Some(Expr::Compare {
+            op: CompareOp::Gt,
+            left: Box::new(col("f", "amount")),
+            right: Box::new(Expr::Constant(Constant::Integer(0))),
+        });
+        let cat = ViewCatalog(TestCatalog::star(), def);
+        // SELECT p.name, SUM(b.amt) FROM big_sales b JOIN product p ON b.product = p.pid GROUP BY p.name
+        let mut q = outer_with(
+            join(table("big_sales", "b"), table("product", "p"), eq(col("b", "product"), col("p", "pid"))),
+            col("p", "name"),
+        );
+        q.items.push(SelectItem { expr: func("sum", vec![col("b", "amt")]), alias: None });
+        q.group_by = vec![col("p", "name")];
+        let bound = bind(q, &cat).unwrap();
+        let tables: Vec<&str> = bound.leaves.iter().map(|l| l.table.name.as_str()).collect();
+        assert_eq!(tables, vec!["fact", "product"]);
+        assert_eq!(bound.predicates.len(), 2);
+        assert_eq!(bound.source_views.len(), 1);
+        assert_eq!(bound.source_views[0].view.name, "big_sales");
+        // the view's columns are named by the view, not by its query
+        let by_query = outer_with(table("big_sales", "b"), col("b", "amount"));
+        assert!(matches!(bind(by_query, &cat), Err(Error::Bind(_))));
+        // a maintained view is a leaf of its own (not expanded), a cycle is refused
+        let chained = bind(outer_with(table("shown", "s"), col("s", "x")), &cat).unwrap();
+        assert_eq!(chained.leaves[0].table.name, "shown");
+        assert_eq!(chained.upstream, vec![chained.leaves[0].table.clone()]);
+        assert!(chained.source_views.is_empty());
+        let err = bind(outer_with(table("loop_view", "v"), col("v", "x")), &cat).unwrap_err().to_string();
+        assert!(err.contains("nested more than"), "{err}");
+    }
+
     fn sub_of(select: Select) -> FromItem {
-        FromItem::Subquery { select: Box::new(select), alias: "s".into(), columns: vec![] }
+        FromItem::Subquery { select: Box::new(select), alias: "s".into(), columns: vec![], tree: None }
     }
 
     fn outer_with(from: FromItem, item: Expr) -> Select {
@@ -1044,6 +1257,7 @@ pub mod tests {
             group_by: vec![],
             group_by_all: false,
             presentation: Default::default(),
+            semi_joins: vec![],
         }
     }
 
@@ -1114,6 +1328,7 @@ pub mod tests {
             group_by,
             group_by_all: false,
             presentation: Default::default(),
+            semi_joins: vec![],
         };
         let q = bind(select(vec![at(), func("sum", vec![col("e", "amount")])], vec![at()]), &cat).unwrap();
         let Shape::Grouped { aggregates, .. } = q.shape else { panic!() };
@@ -1167,6 +1382,7 @@ pub mod tests {
             group_by: vec![],
             group_by_all: false,
             presentation: Default::default(),
+            semi_joins: vec![],
         };
         let q = bind(s, &cat).unwrap();
         assert_eq!(q.recomputed_aggregates().len(), 1);
@@ -1195,6 +1411,7 @@ pub mod tests {
             group_by: vec![],
             group_by_all: false,
             presentation: Default::default(),
+            semi_joins: vec![],
         };
         let q = bind(s, &cat).unwrap();
         let Shape::Bag { outputs, .. } = q.shape else { panic!() };

@@ -5,7 +5,8 @@ use std::cell::OnceCell;
 
 use crate::ast::Expr;
 use crate::ast::TableName;
-use crate::bind::{Catalog, FunctionInfo, RelationKind, ResolvedTable};
+use crate::ast::{FromItem, Select};
+use crate::bind::{Catalog, FunctionInfo, RelationKind, ResolvedTable, StageQuery, ViewDefinition};
 use crate::db::{Cells, Sql};
 use crate::error::{Error, Result};
 use crate::ir::{ColumnDef, Leaf, TableId};
@@ -15,6 +16,7 @@ use crate::sql::catalog::DEFAULTS;
 use crate::sql::catalog::FUNCTION;
 use crate::sql::catalog::MAIN_TABLE_EXISTS;
 use crate::sql::catalog::RELATIONS_NAMED;
+use crate::sql::catalog::VIEW_DEFINITION;
 
 /// Whether one of the extension's metadata tables exists yet.
 pub fn main_table_exists(db: &dyn Sql, name: &str) -> Result<bool> {
@@ -103,6 +105,72 @@ pub fn view_database(
     }
 }
 
+/// The query of a DuckDB view, read from the definition DuckDB writes back for it
+/// (`duckdb_views().sql`): `CREATE VIEW <name> [(<aliases>)] AS <query>;`, where the name is
+/// `schema.name` outside `main`, each part quoted where needed. The name is read as identifiers
+/// and must be the view's own; None when the text has another form.
+pub fn view_query_text<'a>(sql: &'a str, schema: &str, name: &str) -> Option<&'a str> {
+    let rest = sql.strip_prefix("CREATE VIEW ")?;
+    let (first, rest) = identifier(rest)?;
+    let (view_schema, view_name, rest) = match rest.strip_prefix('.') {
+        Some(r) => {
+            let (second, r) = identifier(r)?;
+            (first, second, r)
+        }
+        None => ("main".to_string(), first, rest),
+    };
+    if view_schema != schema || view_name != name {
+        return None;
+    }
+    let rest = match rest.strip_prefix(" (") {
+        Some(mut r) => loop {
+            let (_, after) = identifier(r)?;
+            if let Some(a) = after.strip_prefix(", ") {
+                r = a;
+            } else {
+                break after.strip_prefix(')')?;
+            }
+        },
+        None => rest,
+    };
+    let query = rest.strip_prefix(" AS ")?.strip_suffix(';')?;
+    (!query.trim().is_empty()).then_some(query)
+}
+
+/// One identifier as DuckDB writes it: `"..."` (with `""` for a quote) or a bare word.
+fn identifier(s: &str) -> Option<(String, &str)> {
+    if let Some(body) = s.strip_prefix('"') {
+        let mut out = String::new();
+        let mut chars = body.char_indices();
+        while let Some((i, c)) = chars.next() {
+            if c == '"' {
+                if body[i + 1..].starts_with('"') {
+                    out.push('"');
+                    chars.next();
+                } else {
+                    return Some((out, &body[i + 1..]));
+                }
+            } else {
+                out.push(c);
+            }
+        }
+        return None;
+    }
+    let end = s.find(|c: char| !(c.is_alphanumeric() || c == '_')).unwrap_or(s.len());
+    (end > 0).then(|| (s[..end].to_string(), &s[end..]))
+}
+
+/// Whether a parsed query reads one of openivm's stored results (a maintained view's own query).
+fn reads_stored_result(from: &FromItem) -> bool {
+    match from {
+        FromItem::Table { name, .. } => {
+            name.schema.as_deref().is_some_and(|s| s.eq_ignore_ascii_case(crate::capture::feeds::SCHEMA))
+        }
+        FromItem::Subquery { select, .. } => reads_stored_result(&select.from),
+        FromItem::Join { left, right, .. } => reads_stored_result(left) || reads_stored_result(right),
+    }
+}
+
 /// A relation found in the catalog.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Candidate {
@@ -143,15 +211,25 @@ pub fn resolve(
     }
 }
 
+/// Makes a maintained stage for a query text (None: it would not be maintained incrementally).
+pub type StageMaker<'a> = &'a dyn Fn(&str) -> Result<Option<TableId>>;
+
 /// The catalog as seen through the extension's connection.
 pub struct SqlCatalog<'a> {
     db: &'a dyn Sql,
     defaults: OnceCell<(String, String)>,
+    /// Set while a view is created: missing stages are made (else only existing ones are found).
+    stage_maker: Option<StageMaker<'a>>,
 }
 
 impl<'a> SqlCatalog<'a> {
     pub fn new(db: &'a dyn Sql) -> SqlCatalog<'a> {
-        SqlCatalog { db, defaults: OnceCell::new() }
+        SqlCatalog { db, defaults: OnceCell::new(), stage_maker: None }
+    }
+
+    /// A catalog that makes the stages a query needs (while the view is created).
+    pub fn making_stages(db: &'a dyn Sql, maker: StageMaker<'a>) -> SqlCatalog<'a> {
+        SqlCatalog { db, defaults: OnceCell::new(), stage_maker: Some(maker) }
     }
 
     /// The default catalog and schema of the extension's connection (read once per call).
@@ -186,6 +264,43 @@ impl<'a> SqlCatalog<'a> {
         let (cat, sch) = self.defaults()?;
         resolve(name, &candidates, &cat, &sch)
     }
+
+    /// Like `find`, with another default catalog and schema (as inside a view).
+    fn find_from(&self, name: &TableName, catalog: &str, schema: &str) -> Result<Option<Candidate>> {
+        let rows = RELATIONS_NAMED.rows(self.db, [&name.name, &name.name])?;
+        let candidates = rows
+            .iter()
+            .map(|r| {
+                Ok(Candidate {
+                    catalog: r.text(0)?,
+                    schema: r.text(1)?,
+                    name: r.text(2)?,
+                    kind: if r.text(3)? == "view" { RelationKind::View } else { RelationKind::Table },
+                })
+            })
+            .collect::<Result<Vec<Candidate>>>()?;
+        resolve(name, &candidates, catalog, schema)
+    }
+
+    /// Names the tables of a view's query as DuckDB binds them: in the view's catalog and schema
+    /// first, then as the connection would.
+    fn qualify_in(&self, from: &mut FromItem, id: &TableId) -> Result<()> {
+        match from {
+            FromItem::Table { name, .. } => {
+                if name.catalog.is_none() {
+                    if let Some(c) = self.find_from(name, &id.catalog, &id.schema)? {
+                        *name = TableName { catalog: Some(c.catalog), schema: Some(c.schema), name: c.name };
+                    }
+                }
+                Ok(())
+            }
+            FromItem::Subquery { select, .. } => self.qualify_in(&mut select.from, id),
+            FromItem::Join { left, right, .. } => {
+                self.qualify_in(left, id)?;
+                self.qualify_in(right, id)
+            }
+        }
+    }
 }
 
 impl Catalog for SqlCatalog<'_> {
@@ -196,6 +311,63 @@ impl Catalog for SqlCatalog<'_> {
         let id = TableId { catalog: c.catalog, schema: c.schema, name: c.name };
         let columns = if c.kind == RelationKind::Table { self.columns(&id)? } else { vec![] };
         Ok(Some(ResolvedTable { id, kind: c.kind, columns }))
+    }
+
+    fn stage(&self, query: &StageQuery) -> Result<Option<ResolvedTable>> {
+        let Some(sql) = crate::sql::catalog::DESERIALIZE.scalar(self.db, [&query.tree])? else {
+            return Ok(None);
+        };
+        let sql = if query.distinct { crate::render::distinct_stage(&sql) } else { sql };
+        let (catalog, _) = self.defaults()?;
+        let known = if main_table_exists(self.db, "openivm_views")? {
+            crate::sql::views::STAGE_FIND.rows(self.db, [&sql])?.first().map(|r| r.text(0)).transpose()?
+        } else {
+            None
+        };
+        let found = match known {
+            Some(name) => Some(TableId { catalog, schema: crate::capture::feeds::SCHEMA.into(), name }),
+            None => match self.stage_maker {
+                Some(make) => make(&sql)?,
+                None => None,
+            },
+        };
+        let Some(id) = found else {
+            return Ok(None);
+        };
+        let columns = self.columns(&id)?;
+        Ok(Some(ResolvedTable { id, kind: RelationKind::Table, columns }))
+    }
+
+    fn view(&self, id: &TableId) -> Result<Option<ViewDefinition>> {
+        let Some(sql) = VIEW_DEFINITION.scalar(self.db, [&id.catalog, &id.schema, &id.name])? else {
+            return Ok(None);
+        };
+        // A view of this database's metadata is maintained, whatever its query's form (an
+        // ordered one filters by row_number(), which a view query may not use).
+        if id.catalog == self.defaults()?.0
+            && main_table_exists(self.db, "openivm_views")?
+            && !crate::sql::views::FIND.rows(self.db, [&id.schema, &id.name])?.is_empty()
+        {
+            return Ok(Some(ViewDefinition::Maintained { columns: self.columns(id)? }));
+        }
+        let unreadable = |why: &str| {
+            Error::Unsupported(format!("a view whose definition openivm cannot read ('{}.{}': {why})", id.schema, id.name))
+        };
+        let text = view_query_text(&sql, &id.schema, &id.name).ok_or_else(|| unreadable("an unexpected form"))?;
+        let json = crate::sql::catalog::PARSE_TREE
+            .scalar(self.db, [text])?
+            .ok_or_else(|| unreadable("DuckDB returned no parse tree"))?;
+        let mut select: Select = match crate::parse::parse_select(&json) {
+            Ok(s) => s,
+            Err(Error::Parse(why)) => return Err(unreadable(&why)),
+            Err(e) => return Err(e),
+        };
+        if reads_stored_result(&select.from) {
+            return Ok(Some(ViewDefinition::Maintained { columns: self.columns(id)? }));
+        }
+        self.qualify_in(&mut select.from, id)?;
+        let columns = self.columns(id)?.into_iter().map(|c| c.name).collect();
+        Ok(Some(ViewDefinition::Query { select, sql, columns, tree: Some(json) }))
     }
 
     fn function(&self, name: &str) -> Result<Option<FunctionInfo>> {
@@ -273,6 +445,23 @@ mod tests {
         let err = r(&["data", "fact"]).unwrap_err().to_string();
         assert!(err.contains("ambiguous"), "{err}");
         assert_eq!(r(&["nowhere", "fact"]).unwrap(), None);
+    }
+
+    #[test]
+    fn reads_the_query_of_a_view_definition() {
+        let q = |sql, schema, name| view_query_text(sql, schema, name);
+        assert_eq!(q("CREATE VIEW v1 AS SELECT a FROM t WHERE (a > 1);", "main", "v1"), Some("SELECT a FROM t WHERE (a > 1)"));
+        assert_eq!(
+            q("CREATE VIEW s.\"My V\" (x, \"y \"\"y\") AS SELECT a, b FROM t;", "s", "My V"),
+            Some("SELECT a, b FROM t")
+        );
+        assert_eq!(q("CREATE VIEW v3 AS WITH q AS (SELECT 1)SELECT * FROM q;", "main", "v3"), Some("WITH q AS (SELECT 1)SELECT * FROM q"));
+        // another name, schema or form: not read
+        assert_eq!(q("CREATE VIEW v1 AS SELECT 1;", "main", "v2"), None);
+        assert_eq!(q("CREATE VIEW v1 AS SELECT 1;", "s", "v1"), None);
+        assert_eq!(q("CREATE VIEW v1 AS SELECT 1", "main", "v1"), None);
+        assert_eq!(q("CREATE MACRO v1 AS 1;", "main", "v1"), None);
+        assert_eq!(q("CREATE VIEW \"v1 AS SELECT 1;", "main", "v1"), None);
     }
 
     #[test]

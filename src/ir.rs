@@ -174,6 +174,19 @@ pub struct ViewQuery {
     pub used_columns: Vec<Vec<String>>,
     /// HAVING (over stored columns), DISTINCT, ORDER BY, LIMIT/OFFSET: applied by the view.
     pub presentation: Presentation<OrderKey>,
+    /// The DuckDB views the query reads, expanded into their definitions: a replaced or dropped
+    /// one makes the compiled view stale.
+    pub source_views: Vec<SourceView>,
+    /// The maintained views the query reads as leaves (their visible rows, through a feed like a
+    /// table's): `refresh` brings them up to date first.
+    pub upstream: Vec<TableId>,
+}
+
+/// A DuckDB view expanded into the view query, with the text of its definition then.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SourceView {
+    pub view: TableId,
+    pub sql: String,
 }
 
 /// An ORDER BY key of the user-facing view.

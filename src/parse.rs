@@ -7,7 +7,7 @@
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::ast::{AggCall, CompareOp, Constant, Expr, FromItem, Select, SelectItem, TableName, TypeName};
+use crate::ast::{AggCall, CompareOp, Constant, Expr, FromItem, Select, SelectItem, SemiJoin, TableName, TypeName};
 use crate::error::{Error, Result};
 
 #[derive(Deserialize)]
@@ -82,7 +82,8 @@ struct RawCte {
 #[serde(default)]
 struct RawCteValue {
     aliases: Vec<String>,
-    query: Option<RawStatement>,
+    /// A statement (`RawStatement`), kept as JSON to be handed back to DuckDB for a stage.
+    query: Option<Value>,
 }
 
 #[derive(Deserialize, Default)]
@@ -97,7 +98,8 @@ struct RawTableRef {
     catalog_name: String,
     column_name_alias: Vec<String>,
     at_clause: Option<Value>,
-    subquery: Option<Box<RawStatement>>,
+    /// A statement (`RawStatement`), kept as JSON to be handed back to DuckDB for a stage.
+    subquery: Option<Value>,
     left: Option<Box<RawTableRef>>,
     right: Option<Box<RawTableRef>>,
     condition: Option<RawExpr>,
@@ -147,6 +149,10 @@ struct RawExpr {
     columns: bool,
     expr: Option<Value>,
     unpacked: bool,
+    /// SUBQUERY expressions: the statement, its kind (ANY for IN) and comparison.
+    subquery: Option<Value>,
+    subquery_type: String,
+    comparison_type: String,
 }
 
 #[derive(Deserialize, Default)]
@@ -225,8 +231,40 @@ pub fn parse_select(json: &str) -> Result<Select> {
     }
 }
 
-/// A CTE in scope: its name, its column aliases and its parsed query.
-type Cte = (String, Vec<String>, Select);
+/// A CTE in scope: its name, its column aliases, its parsed query and its statement's tree.
+type Cte = (String, Vec<String>, Select, String);
+
+/// A statement's JSON as a parse tree `json_deserialize_sql` reads back.
+fn statement_tree(statement: &Value) -> String {
+    serde_json::json!({"error": false, "statements": [statement]}).to_string()
+}
+
+/// A statement read from its JSON.
+fn statement(v: Value) -> Result<RawStatement> {
+    serde_json::from_value(v).map_err(|e| Error::Parse(format!("DuckDB's parse tree could not be read ({e})")))
+}
+
+/// Splits a WHERE clause into its uncorrelated `x IN (SELECT ...)` conjuncts and the rest.
+/// Whether an IN subquery is uncorrelated is decided when its stage is bound (a correlated one
+/// does not bind on its own).
+fn split_semi_joins(w: RawExpr) -> Result<(Option<RawExpr>, Vec<SemiJoin>)> {
+    let conjuncts = if w.class == "CONJUNCTION" && w.kind == "CONJUNCTION_AND" { w.children } else { vec![w] };
+    let mut rest = Vec::new();
+    let mut semi = Vec::new();
+    for c in conjuncts {
+        let is_in = c.class == "SUBQUERY" && c.subquery_type == "ANY" && c.comparison_type == "COMPARE_EQUAL";
+        match (is_in, c.subquery, c.child) {
+            (true, Some(sub), Some(child)) => semi.push(SemiJoin { expr: expr(*child)?, tree: statement_tree(&sub) }),
+            (_, subquery, child) => rest.push(RawExpr { subquery, child, ..c }),
+        }
+    }
+    let rest = match rest.len() {
+        0 => None,
+        1 => rest.pop(),
+        _ => Some(RawExpr { class: "CONJUNCTION".into(), kind: "CONJUNCTION_AND".into(), children: rest, ..Default::default() }),
+    };
+    Ok((rest, semi))
+}
 
 fn select_node(node: RawNode, outer_ctes: &[Cte]) -> Result<Select> {
     match node.kind.as_str() {
@@ -242,8 +280,9 @@ fn select_node(node: RawNode, outer_ctes: &[Cte]) -> Result<Select> {
         let Some(query) = cte.value.query else {
             return Err(Error::Parse(format!("the CTE {} has no query", cte.key)));
         };
-        let select = select_node(query.node, &ctes)?;
-        ctes.insert(0, (cte.key, cte.value.aliases, select));
+        let tree = statement_tree(&query);
+        let select = select_node(statement(query)?.node, &ctes)?;
+        ctes.insert(0, (cte.key, cte.value.aliases, select, tree));
     }
     let ctes = &ctes[..];
     let mut presentation = modifiers(node.modifiers)?;
@@ -270,10 +309,15 @@ fn select_node(node: RawNode, outer_ctes: &[Cte]) -> Result<Select> {
             Ok(SelectItem { expr: expr(e)?, alias })
         })
         .collect::<Result<Vec<_>>>()?;
+    let (where_clause, semi_joins) = match node.where_clause {
+        Some(w) => split_semi_joins(w)?,
+        None => (None, vec![]),
+    };
     Ok(Select {
         items,
         from,
-        where_clause: node.where_clause.map(expr).transpose()?,
+        semi_joins,
+        where_clause: where_clause.map(expr).transpose()?,
         group_by: node.group_expressions.into_iter().map(expr).collect::<Result<_>>()?,
         group_by_all,
         presentation,
@@ -348,12 +392,14 @@ fn table_ref(t: RawTableRef, ctes: &[Cte]) -> Result<FromItem> {
                 return unsupported("time travel (AT)");
             }
             // A CTE's name (unqualified) means the CTE: a subquery under that name.
-            let cte = ctes.iter().find(|(name, _, _)| eq_ci(name, &t.table_name));
-            if let (Some((name, aliases, select)), true) = (cte, t.schema_name.is_empty() && t.catalog_name.is_empty())
+            let cte = ctes.iter().find(|(name, _, _, _)| eq_ci(name, &t.table_name));
+            if let (Some((name, aliases, select, tree)), true) =
+                (cte, t.schema_name.is_empty() && t.catalog_name.is_empty())
             {
                 let columns = if t.column_name_alias.is_empty() { aliases.clone() } else { t.column_name_alias };
                 let alias = if t.alias.is_empty() { name.clone() } else { t.alias };
-                return Ok(FromItem::Subquery { select: Box::new(select.clone()), alias, columns });
+                let tree = Some(tree.clone());
+                return Ok(FromItem::Subquery { select: Box::new(select.clone()), alias, columns, tree });
             }
             if !t.column_name_alias.is_empty() {
                 return unsupported("column aliases on a table (t(a, b))");
@@ -396,10 +442,11 @@ fn table_ref(t: RawTableRef, ctes: &[Cte]) -> Result<FromItem> {
             let Some(sub) = t.subquery else {
                 return Err(Error::Parse("a subquery in FROM without a query".into()));
             };
-            let select = select_node(sub.node, ctes)?;
+            let tree = Some(statement_tree(&sub));
+            let select = select_node(statement(sub)?.node, ctes)?;
             // DuckDB names a subquery without an alias unnamed_subquery.
             let alias = if t.alias.is_empty() { "unnamed_subquery".to_string() } else { t.alias };
-            Ok(FromItem::Subquery { select: Box::new(select), alias, columns: t.column_name_alias })
+            Ok(FromItem::Subquery { select: Box::new(select), alias, columns: t.column_name_alias, tree })
         }
         "TABLE_FUNCTION" => unsupported("table functions as sources"),
         "EXPRESSION_LIST" => unsupported("VALUES lists as sources"),

@@ -733,10 +733,24 @@ pub fn counted_merge_in(dl: Dialect, m: &CountedMerge) -> String {
     insert_cols.extend(m.summed.iter().map(|s| dl.ident(&s.column)));
     let mut insert_vals: Vec<String> = m.keys.iter().map(|k| format!("{d}.{}", dl.ident(k))).collect();
     insert_vals.push(format!("{d}.{sc}"));
-    // A new row's sum is the delta's own. (Under SubtractFirst it has nothing to subtract: rows
-    // of negative weight are deletions, which only reach rows that exist. DuckDB evaluates the
-    // INSERT values for matched rows too, so a subtraction here could overflow for them.)
-    insert_vals.extend(m.summed.iter().map(|s| format!("{d}.{}", dl.ident(&s.column))));
+    // A new row's sum is the delta's own. Under SubtractFirst a new row can have rows of
+    // negative weight too (a term with two delta leaves subtracts what two one-leaf terms
+    // counted twice), so it is the positive part minus the negative one. DuckDB evaluates the
+    // INSERT values for matched rows too, where that difference may overflow: TRY makes it NULL
+    // there (a new row's own sum is a real group's sum, which fits).
+    insert_vals.extend(m.summed.iter().map(|s| {
+        let c = format!("{d}.{}", dl.ident(&s.column));
+        match &s.rule {
+            MergeRule::SubtractFirst(sub) => {
+                let sub = format!("{d}.{}", dl.ident(sub));
+                format!(
+                    "CASE WHEN {sub} IS NULL THEN {c} ELSE {} END",
+                    dl.try_subtract(&format!("COALESCE({c}, 0)"), &sub)
+                )
+            }
+            _ => c,
+        }
+    }));
     let delete =
         if m.delete_at_zero { format!("WHEN MATCHED AND {t}.{tc} + {d}.{sc} = 0 THEN DELETE ") } else { String::new() };
     format!(
@@ -1064,6 +1078,12 @@ pub fn describe_expressions(leaves: &[Leaf], exprs: &[Expr]) -> String {
 /// already checked to be exactly one statement by the parser).
 pub fn describe(query: &str) -> String {
     format!("DESCRIBE {query}")
+}
+
+/// The query of the stage of an IN subquery: its distinct values (`sql` is DuckDB's own text of
+/// the subquery, from its parse tree).
+pub fn distinct_stage(sql: &str) -> String {
+    format!("SELECT DISTINCT * FROM ({sql}) AS {}", ident("in_subquery"))
 }
 
 pub fn create_view(name: &Qualified, select: &str) -> String {
@@ -1563,8 +1583,11 @@ mod tests {
             "\"openivm_a0_sum\" = (COALESCE(openivm_t.\"openivm_a0_sum\", 0) - COALESCE(openivm_d.\"openivm_a0_sub\", 0)) \
              + COALESCE(openivm_d.\"openivm_a0_sum\", 0)"
         ));
-        assert!(merge
-            .contains("VALUES (openivm_d.\"openivm_g0\", openivm_d.\"openivm_count\", openivm_d.\"openivm_a0_sum\", "));
+        // a new group subtracts its rows of negative weight too (TRY: matched rows compute it as well)
+        assert!(merge.contains(
+            "VALUES (openivm_d.\"openivm_g0\", openivm_d.\"openivm_count\", CASE WHEN openivm_d.\"openivm_a0_sub\" IS NULL \
+             THEN openivm_d.\"openivm_a0_sum\" ELSE TRY(COALESCE(openivm_d.\"openivm_a0_sum\", 0) - openivm_d.\"openivm_a0_sub\") END, "
+        ));
         let merge = apply_view_delta(&typed_sum("DOUBLE"), &data, "DELTA");
         for c in ["pinf", "ninf", "nan"] {
             assert!(merge.contains(&format!(

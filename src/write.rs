@@ -132,7 +132,12 @@ enum Op {
 /// DuckDB's parse of a probe SELECT (parsed, never run).
 fn parse_probe(db: &dyn Sql, probe: &str) -> Result<Select> {
     let json = PARSE_TREE.scalar(db, [probe])?.ok_or_else(|| Error::Parse("DuckDB returned no parse tree".into()))?;
-    parse_select(&json)
+    let select = parse_select(&json)?;
+    // The parser takes `x IN (SELECT ...)` conjuncts out of the WHERE clause; a fragment has none.
+    if !select.semi_joins.is_empty() {
+        return Err(Error::Unsupported("subqueries".into()));
+    }
+    Ok(select)
 }
 
 /// The FROM item of a probe over `t` as the parse tree gives it back.
@@ -241,6 +246,7 @@ pub fn bind_assignments(
         group_by: vec![],
         group_by_all: false,
         presentation: Default::default(),
+        semi_joins: vec![],
     };
     let q = bind(values, cat).map_err(|e| in_fragment("assignments", e))?;
     let Shape::Bag { outputs, .. } = q.shape else {
@@ -478,6 +484,7 @@ mod tests {
             group_by: vec![],
             group_by_all: false,
             presentation: Default::default(),
+            semi_joins: vec![],
         }
     }
 

@@ -1,1 +1,1 @@
-SELECT view_schema, view_name FROM openivm_views ORDER BY created_at, view_name
+SELECT view_schema, view_name FROM openivm_views ORDER BY created_at, rowid

@@ -17,10 +17,12 @@ use crate::strategy::Strategy;
 use crate::{fk_sources, settings};
 
 use super::mode::Mode;
-use super::{compile, find_view, signature, view_location, ViewRecord};
+use super::{compile, find_view, signature, signature_change, view_location, ViewRecord};
 
 use crate::sql::capture::LAST_TIMES;
 use crate::sql::capture::TABLE_SIZES;
+use crate::sql::catalog::VIEW_DEFINITIONS;
+use crate::sql::catalog::VIEW_STATES;
 use crate::sql::views::READ_ONLY;
 
 /// Everything a refresh needs to know about a view that does not change between refreshes.
@@ -74,6 +76,16 @@ pub fn table_states(db: &dyn Sql, tables: &[TableId]) -> Result<Vec<(String, Str
             all.push((id, (r.text(3)?, r.text(4)?, r.int(5)?)));
         }
     }
+    // Maintained views read as leaves are not tables: their identity is the view's (read only
+    // when some relation was not found among the tables).
+    if all.len() < tables.len() {
+        for r in VIEW_STATES.rows(db, [])? {
+            let id = TableId { catalog: r.text(0)?, schema: r.text(1)?, name: r.text(2)? };
+            if tables.contains(&id) {
+                all.push((id, (r.text(3)?, r.opt_text(4)?.unwrap_or_default().to_string(), 0)));
+            }
+        }
+    }
     tables
         .iter()
         .map(|t| {
@@ -83,6 +95,20 @@ pub fn table_states(db: &dyn Sql, tables: &[TableId]) -> Result<Vec<(String, Str
             })
         })
         .collect()
+}
+
+/// Whether every DuckDB view the query expanded still has the definition it was compiled from
+/// (one read of `duckdb_views()`, only for views that read DuckDB views).
+fn views_unchanged(db: &dyn Sql, q: &ViewQuery) -> Result<bool> {
+    if q.source_views.is_empty() {
+        return Ok(true);
+    }
+    let rows = VIEW_DEFINITIONS.rows(db, [])?;
+    let mut now = Vec::new();
+    for r in &rows {
+        now.push((TableId { catalog: r.text(0)?, schema: r.text(1)?, name: r.text(2)? }, r.opt_text(3)?.map(str::to_string)));
+    }
+    Ok(q.source_views.iter().all(|v| now.iter().any(|(id, sql)| id == &v.view && sql.as_deref() == Some(v.sql.as_str()))))
 }
 
 impl Cache {
@@ -156,7 +182,9 @@ impl Cache {
         let key = key_of(&at);
         if let Some(c) = self.views.get(&key) {
             let now = table_states(db, &c.tables).map_err(|e| restale(e, name))?;
-            if now.iter().zip(&c.identity).all(|(n, (oid, sql))| &n.0 == oid && &n.1 == sql) {
+            if now.iter().zip(&c.identity).all(|(n, (oid, sql))| &n.0 == oid && &n.1 == sql)
+                && views_unchanged(db, &c.q)?
+            {
                 return Ok((key, c.clone(), now.iter().map(|n| n.2).collect()));
             }
         }
@@ -187,7 +215,7 @@ impl Cache {
         if signature(&q, &defaults.0) != view.signature {
             return Err(Error::Stale {
                 view: name.to_string(),
-                detail: "a column it reads was added, dropped, renamed or retyped".into(),
+                detail: signature_change(&q, &defaults.0, &view.signature),
             });
         }
         check_stored_layout(db, &q, &view, name)?;

@@ -21,7 +21,7 @@ use crate::catalog::{table_name, SqlCatalog};
 use crate::db::{Cells, Sql};
 use crate::error::{Error, Result};
 use crate::home;
-use crate::ir::{ColumnDef, TableId, ViewQuery};
+use crate::ir::{ColumnDef, SourceView, TableId, ViewQuery};
 use crate::parse::parse_select;
 use crate::render::{self, OutputColumn, Qualified};
 use crate::settings;
@@ -31,6 +31,7 @@ pub use cache::Cache;
 pub use database::Session;
 
 use crate::sql::capture::HISTORY_INSERT;
+use crate::sql::capture::RELATION_READERS;
 use crate::sql::catalog::PARSE_TREE;
 use crate::sql::catalog::SCHEMA_EXISTS;
 use crate::sql::facts::NEW_TOKEN;
@@ -222,7 +223,35 @@ fn signature(q: &ViewQuery, main: &str) -> String {
             columns: l.columns.iter().filter(|c| used.contains(&c.name)).collect(),
         })
         .collect();
-    serde_json::to_string(&leaves).unwrap_or_default()
+    let leaves = serde_json::to_string(&leaves).unwrap_or_default();
+    if q.source_views.is_empty() {
+        return leaves;
+    }
+    // Views over DuckDB views also depend on the views' definitions (the layout of views
+    // without any stays as it was).
+    format!("{leaves}{}", views_signature(q, main))
+}
+
+/// The DuckDB views a view query expanded, with their definitions, as `signature` records them.
+fn views_signature(q: &ViewQuery, main: &str) -> String {
+    let views: Vec<SourceView> = q
+        .source_views
+        .iter()
+        .map(|v| SourceView { view: home::stored_table(main, &v.view), sql: v.sql.clone() })
+        .collect();
+    serde_json::to_string(&views).unwrap_or_default()
+}
+
+/// Why a recompiled view no longer matches the signature recorded at create.
+fn signature_change(q: &ViewQuery, main: &str, recorded: &str) -> String {
+    if !q.source_views.is_empty() && !recorded.ends_with(&views_signature(q, main)) {
+        let names: Vec<String> = q.source_views.iter().map(|v| format!("{}.{}", v.view.schema, v.view.name)).collect();
+        return format!(
+            "a DuckDB view it reads ({}) was replaced by another definition (CREATE OR REPLACE VIEW)",
+            names.join(", ")
+        );
+    }
+    "a column it reads was added, dropped, renamed or retyped".into()
 }
 
 fn describe(db: &dyn Sql, query: &str) -> Result<Vec<OutputColumn>> {
@@ -338,11 +367,26 @@ pub fn create(db: &dyn Sql, cache: &mut Cache, name: &str, query: &str) -> Resul
                 at.name, at.name
             )));
         }
+        create_in(db, &at, query, started)
+    })?;
+    Ok(created)
+}
+
+/// Creates the maintained view `at` in the caller's transaction (its name checked); the stages
+/// its query needs are created first, and dropped again when the query is maintained by
+/// recomputing after all.
+fn create_in(db: &dyn Sql, at: &Qualified, query: &str, started: Instant) -> Result<Created> {
+    let at = at.clone();
+    {
         // DuckDB's own binder has the last word on the query and names its columns. A query
         // without incremental rules that DuckDB can run is maintained by recomputing it.
-        let (q, outputs) = match compile(db, query) {
+        let made = std::cell::RefCell::new(Vec::new());
+        let (q, outputs) = match compile_making_stages(db, query, &at.catalog, &made) {
             Ok(compiled) => compiled,
             Err(why) if strategy::falls_back(&why) => {
+                for stage in made.borrow().iter().rev() {
+                    drop_in(db, stage)?;
+                }
                 let outputs = match describe(db, query) {
                     Ok(o) => o,
                     // A name that does not resolve for openivm's binder nor for DuckDB's.
@@ -359,7 +403,7 @@ pub fn create(db: &dyn Sql, cache: &mut Cache, name: &str, query: &str) -> Resul
         // Attach to the tables' feeds first: a feed other views already read is brought up to
         // date (its batch logged for them), so that the fill below and the cursor agree.
         let attaching = Instant::now();
-        attach(db, &q, &at, &defaults.0)?;
+        attach(db, &q, &at, &at.catalog)?;
         let capture_ms = attaching.elapsed().as_secs_f64() * 1000.0;
         let data = free_data_table(db, &at)?;
         // The stored columns get the types refreshes produce; the fill is cast to them.
@@ -406,8 +450,61 @@ pub fn create(db: &dyn Sql, cache: &mut Cache, name: &str, query: &str) -> Resul
         let row = HistoryRow { capture_ms, ..HistoryRow::recompute(&at, "initial fill", apply_ms, total_ms) };
         record_history(db, &row)?;
         Ok(Created { view: at.name.clone(), rows, strategy })
-    })?;
-    Ok(created)
+    }
+}
+
+/// `compile` for a view being created: a subquery that needs a stage gets one (recorded in
+/// `made`). A stage is made only for a query that binds incrementally on its own (a correlated
+/// subquery does not), so that nothing DuckDB would refuse runs in the creating transaction.
+fn compile_making_stages(
+    db: &dyn Sql,
+    query: &str,
+    catalog: &str,
+    made: &std::cell::RefCell<Vec<Qualified>>,
+) -> Result<(ViewQuery, Vec<OutputColumn>)> {
+    let maker = |sql: &str| -> Result<Option<TableId>> {
+        let json = PARSE_TREE.scalar(db, [sql])?.ok_or_else(|| Error::Parse("DuckDB returned no parse tree".into()))?;
+        let bound = parse_select(&json).and_then(|s| bind(s, &SqlCatalog::making_stages(db, &|sql| make_stage(db, sql, catalog, made))));
+        match bound {
+            Ok(_) => make_stage(db, sql, catalog, made),
+            Err(e) if strategy::falls_back(&e) || matches!(e, Error::Parse(_)) => Ok(None),
+            Err(e) => Err(e),
+        }
+    };
+    let json = PARSE_TREE.scalar(db, [query])?.ok_or_else(|| Error::Parse("DuckDB returned no parse tree".into()))?;
+    let select = parse_select(&json)?;
+    let mut q = bind(select, &SqlCatalog::making_stages(db, &maker))?;
+    let outputs = describe(db, query)?;
+    q.set_output_types(&outputs.iter().map(|o| o.ty.clone()).collect::<Vec<_>>(), render::needs_text_identity);
+    Ok((q, outputs))
+}
+
+/// Creates the stage for `sql` (a hidden maintained view `openivm.stage_<n>`), or finds the one
+/// a nested compile made meanwhile.
+fn make_stage(db: &dyn Sql, sql: &str, catalog: &str, made: &std::cell::RefCell<Vec<Qualified>>) -> Result<Option<TableId>> {
+    if let Some(name) = crate::sql::views::STAGE_FIND.rows(db, [sql])?.first().map(|r| r.text(0)).transpose()? {
+        return Ok(Some(TableId { catalog: catalog.to_string(), schema: feeds::SCHEMA.into(), name }));
+    }
+    let mut n = 1;
+    let at = loop {
+        let at = internal(catalog, format!("stage_{n}"));
+        let taken = SqlCatalog::new(db).find(&TableName {
+            catalog: Some(at.catalog.clone()),
+            schema: Some(at.schema.clone()),
+            name: at.name.clone(),
+        })?;
+        if taken.is_none() && VIEW_FIND.rows(db, [&at.schema, &at.name])?.is_empty() {
+            break at;
+        }
+        n += 1;
+    };
+    let created = create_in(db, &at, sql, Instant::now())?;
+    if created.strategy == Strategy::Full {
+        drop_in(db, &at)?;
+        return Ok(None);
+    }
+    made.borrow_mut().push(at.clone());
+    Ok(Some(at.table_id()))
 }
 
 /// Refuses two output columns of one name (the stored result names its columns after them).
@@ -478,7 +575,30 @@ pub fn drop_view(db: &dyn Sql, cache: &mut Cache, name: &str) -> Result<String> 
     let defaults = cache.defaults(db)?;
     let dropped = in_transaction(db, || {
         let view = find_view(db, &defaults, name)?;
+        let at = view.at.clone();
+        drop_in(db, &at)?;
+        Ok(at)
+    })?;
+    cache.invalidate();
+    Ok(dropped.name)
+}
+
+/// Drops the maintained view `at` in the caller's transaction, and then the stages it read that
+/// no other view reads.
+fn drop_in(db: &dyn Sql, at: &Qualified) -> Result<()> {
+    let defaults = (at.catalog.clone(), at.schema.clone());
+    let stages = stages_read_by(db, at)?;
+    {
+        let view = find_view(db, &defaults, &format!("{}.{}", render::ident(&at.schema), render::ident(&at.name)))?;
         let at = &view.at;
+        let readers = readers_of(db, at)?;
+        if !readers.is_empty() {
+            return Err(Error::InvalidArgument(format!(
+                "the maintained view '{}' is read by the maintained views {}; drop them first",
+                at.name,
+                readers.join(", ")
+            )));
+        }
         // Never drop what is not ours: a view replaced behind openivm's back stays.
         if standing(db, &view)? == Standing::Ours {
             db.execute(&render::drop_view(at))?;
@@ -488,10 +608,40 @@ pub fn drop_view(db: &dyn Sql, cache: &mut Cache, name: &str) -> Result<String> 
             feeds::detach_view(db, &at.catalog, &at.schema, &at.name)?;
         }
         VIEW_DELETE.run(db, [&at.schema, &at.name])?;
-        Ok(at.clone())
-    })?;
-    cache.forget(&dropped);
-    Ok(dropped.name)
+    }
+    for stage in stages {
+        if readers_of(db, &stage)?.is_empty() {
+            drop_in(db, &stage)?;
+        }
+    }
+    Ok(())
+}
+
+/// The stages (hidden maintained views of the schema openivm) that the view `at` reads.
+fn stages_read_by(db: &dyn Sql, at: &Qualified) -> Result<Vec<Qualified>> {
+    if !crate::catalog::main_table_exists(db, "openivm_views")? {
+        return Ok(vec![]);
+    }
+    crate::sql::capture::STAGES_READ_BY
+        .rows(db, [&at.schema, &at.name])?
+        .iter()
+        .map(|r| Ok(internal(&at.catalog, r.text(0)?)))
+        .collect()
+}
+
+/// The other maintained views that read the maintained view `at` as a leaf (through a feed on it).
+fn readers_of(db: &dyn Sql, at: &Qualified) -> Result<Vec<String>> {
+    if !crate::catalog::main_table_exists(db, "openivm_views")? {
+        return Ok(vec![]);
+    }
+    let mut out = Vec::new();
+    for r in RELATION_READERS.rows(db, [home::HERE, &at.schema, &at.name])? {
+        let (schema, name) = (r.text(0)?, r.text(1)?);
+        if !(schema.eq_ignore_ascii_case(&at.schema) && name.eq_ignore_ascii_case(&at.name)) {
+            out.push(format!("{schema}.{name}"));
+        }
+    }
+    Ok(out)
 }
 
 #[cfg(test)]

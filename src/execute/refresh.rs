@@ -803,6 +803,50 @@ pub fn refresh_all(db: &dyn Sql, cache: &mut Cache, opts: Options) -> Result<Vec
         .collect())
 }
 
+/// `refresh(v)`: with `cascade`, first the maintained views v reads (and theirs), in dependency
+/// order and each once, each in its own refresh; then v. One report per view refreshed.
+pub fn refresh_cascade(
+    db: &dyn Sql,
+    cache: &mut Cache,
+    name: &str,
+    opts: Options,
+    cascade: bool,
+) -> Result<Vec<RefreshReport>> {
+    let mut order = Vec::new();
+    if cascade {
+        upstream_order(db, cache, name, &mut order, 0)?;
+    }
+    let mut reports = Vec::new();
+    for up in &order {
+        reports.push(refresh(db, cache, up, opts)?);
+    }
+    reports.push(refresh(db, cache, name, opts)?);
+    Ok(reports)
+}
+
+/// Appends the maintained views `name` reads, transitively, upstream first (each once).
+fn upstream_order(db: &dyn Sql, cache: &mut Cache, name: &str, order: &mut Vec<String>, depth: usize) -> Result<()> {
+    if depth > 64 {
+        return Err(Error::Internal("maintained views read each other more than 64 deep".into()));
+    }
+    if cache.strategy(db, name)? == Strategy::Full {
+        return Ok(());
+    }
+    let (_, c, _) = cache.compiled(db, name)?;
+    let main = cache.defaults(db)?.0;
+    for up in &c.q.upstream {
+        if !up.catalog.eq_ignore_ascii_case(&main) {
+            continue;
+        }
+        let up_name = format!("{}.{}", crate::render::ident(&up.schema), crate::render::ident(&up.name));
+        upstream_order(db, cache, &up_name, order, depth + 1)?;
+        if !order.contains(&up_name) {
+            order.push(up_name);
+        }
+    }
+    Ok(())
+}
+
 pub struct RefreshReport {
     pub view: String,
     pub counts: TermCounts,

@@ -68,6 +68,14 @@ impl Dialect {
         }
     }
 
+    /// `a - b`, NULL where it overflows (for values computed for rows that do not use them).
+    pub fn try_subtract(self, a: &str, b: &str) -> String {
+        match self {
+            Dialect::DuckDb => format!("TRY({a} - {b})"),
+            Dialect::Spark => format!("try_subtract({a}, {b})"),
+        }
+    }
+
     /// The sum of two DECIMAL(38,s) values that may grow past 38 digits: DuckDB's `list_sum`
     /// widens, where `+` overflows; Spark has no wider decimal, so it is `+` there.
     pub fn unbounded_add(self, a: &str, b: &str) -> String {
@@ -90,6 +98,8 @@ mod tests {
         assert_eq!(Dialect::Spark.table(&t), "`memory`.`main`.`fact`");
         assert_eq!(Dialect::Spark.not_distinct("x", "y"), "x <=> y");
         assert_eq!(Dialect::DuckDb.unbounded_add("a", "b"), "list_sum([a, b])");
+        assert_eq!(Dialect::DuckDb.try_subtract("a", "b"), "TRY(a - b)");
+        assert_eq!(Dialect::Spark.try_subtract("a", "b"), "try_subtract(a, b)");
         assert_eq!(Dialect::parse(" Spark "), Some(Dialect::Spark));
         assert_eq!(Dialect::parse("postgres"), None);
     }

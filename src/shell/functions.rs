@@ -44,10 +44,11 @@ fn report_row(r: refresh::RefreshReport) -> Vec<Value> {
 fn refresh_one(inst: &Call, args: &Args) -> Result<Rows> {
     let name = args.text(0, "view_name")?;
     let opts = options(args)?;
+    let cascade = args.flag("cascade").unwrap_or(true);
     let r = inst.with_session(|db, s| {
-        s.in_database(db, Some(name), |db, cache, name| refresh::refresh(db, cache, name, opts))
+        s.in_database(db, Some(name), |db, cache, name| refresh::refresh_cascade(db, cache, name, opts, cascade))
     })?;
-    Ok(vec![report_row(r)])
+    Ok(r.into_iter().map(report_row).collect())
 }
 
 fn refresh_all(inst: &Call, args: &Args) -> Result<Rows> {
@@ -350,7 +351,7 @@ pub static SPECS: &[Spec] = &[
         name: "refresh",
         params: &["view_name"],
         nullable: &[],
-        named_flags: &["fk_pruning"],
+        named_flags: &["fk_pruning", "cascade"],
         named_text: &["mode"],
         columns: REFRESH_COLUMNS,
         run: refresh_one,
@@ -360,7 +361,7 @@ pub static SPECS: &[Spec] = &[
         name: "openivm_refresh",
         params: &["view_name"],
         nullable: &[],
-        named_flags: &["fk_pruning"],
+        named_flags: &["fk_pruning", "cascade"],
         named_text: &["mode"],
         columns: REFRESH_COLUMNS,
         run: refresh_one,
