@@ -384,8 +384,11 @@ fn create_in(db: &dyn Sql, at: &Qualified, query: &str, started: Instant) -> Res
         let (q, outputs) = match compile_making_stages(db, query, &at.catalog, &made) {
             Ok(compiled) => compiled,
             Err(why) if strategy::falls_back(&why) => {
+                // (a stage's own stages went with it when nothing else reads them)
                 for stage in made.borrow().iter().rev() {
-                    drop_in(db, stage)?;
+                    if !VIEW_FIND.rows(db, [&stage.schema, &stage.name])?.is_empty() && readers_of(db, stage)?.is_empty() {
+                        drop_in(db, stage)?;
+                    }
                 }
                 let outputs = match describe(db, query) {
                     Ok(o) => o,
@@ -462,15 +465,7 @@ fn compile_making_stages(
     catalog: &str,
     made: &std::cell::RefCell<Vec<Qualified>>,
 ) -> Result<(ViewQuery, Vec<OutputColumn>)> {
-    let maker = |sql: &str| -> Result<Option<TableId>> {
-        let json = PARSE_TREE.scalar(db, [sql])?.ok_or_else(|| Error::Parse("DuckDB returned no parse tree".into()))?;
-        let bound = parse_select(&json).and_then(|s| bind(s, &SqlCatalog::making_stages(db, &|sql| make_stage(db, sql, catalog, made))));
-        match bound {
-            Ok(_) => make_stage(db, sql, catalog, made),
-            Err(e) if strategy::falls_back(&e) || matches!(e, Error::Parse(_)) => Ok(None),
-            Err(e) => Err(e),
-        }
-    };
+    let maker = |sql: &str| -> Result<Option<TableId>> { make_stage(db, sql, catalog, made) };
     let json = PARSE_TREE.scalar(db, [query])?.ok_or_else(|| Error::Parse("DuckDB returned no parse tree".into()))?;
     let select = parse_select(&json)?;
     let mut q = bind(select, &SqlCatalog::making_stages(db, &maker))?;
@@ -484,6 +479,16 @@ fn compile_making_stages(
 fn make_stage(db: &dyn Sql, sql: &str, catalog: &str, made: &std::cell::RefCell<Vec<Qualified>>) -> Result<Option<TableId>> {
     if let Some(name) = crate::sql::views::STAGE_FIND.rows(db, [sql])?.first().map(|r| r.text(0)).transpose()? {
         return Ok(Some(TableId { catalog: catalog.to_string(), schema: feeds::SCHEMA.into(), name }));
+    }
+    // Bind it first (which makes the stages it needs, to the end): a query that does not bind
+    // incrementally on its own gets no stage, and the name below is chosen after every stage
+    // it reads exists, so that none of them can take it meanwhile.
+    let json = PARSE_TREE.scalar(db, [sql])?.ok_or_else(|| Error::Parse("DuckDB returned no parse tree".into()))?;
+    let maker = |s: &str| -> Result<Option<TableId>> { make_stage(db, s, catalog, made) };
+    match parse_select(&json).and_then(|s| bind(s, &SqlCatalog::making_stages(db, &maker))) {
+        Ok(_) => {}
+        Err(e) if strategy::falls_back(&e) || matches!(e, Error::Parse(_)) => return Ok(None),
+        Err(e) => return Err(e),
     }
     let mut n = 1;
     let at = loop {
