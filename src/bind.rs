@@ -265,7 +265,15 @@ pub fn bind(select: Select, catalog: &dyn Catalog) -> Result<ViewQuery> {
         let order: Vec<&String> = leaf.columns.iter().map(|c| &c.name).collect();
         cols.sort_by_key(|c| order.iter().position(|o| *o == c));
     }
-    Ok(ViewQuery { leaves: scope.leaves, predicates, shape, used_columns, presentation, source_views: scope.views, upstream: scope.upstream })
+    Ok(ViewQuery {
+        leaves: scope.leaves,
+        predicates,
+        shape,
+        used_columns,
+        presentation,
+        source_views: scope.views,
+        upstream: scope.upstream,
+    })
 }
 
 /// The output an ORDER BY key names: `ORDER BY 2`, or the alias of a select item
@@ -475,7 +483,9 @@ fn flatten(item: FromItem, catalog: &dyn Catalog, scope: &mut Scope, preds: &mut
 fn add_leaf(t: ResolvedTable, name: TableName, alias: Option<String>, scope: &mut Scope) -> Result<()> {
     let alias = alias.unwrap_or_else(|| name.name.clone());
     if scope.alias_taken(&alias) {
-        return bind_error(format!("the name '{alias}' is used for two tables of the join; give them different aliases"));
+        return bind_error(format!(
+            "the name '{alias}' is used for two tables of the join; give them different aliases"
+        ));
     }
     scope.relations.push(Relation::Leaf(scope.leaves.len()));
     scope.leaves.push(Leaf { alias, table: t.id, columns: t.columns });
@@ -694,7 +704,9 @@ fn expand_view(
 ) -> Result<()> {
     let shown = display_name(&name);
     match catalog.view(&t.id)? {
-        None => Err(Error::Unsupported(format!("views as sources ('{shown}' is a view; name its base tables instead)"))),
+        None => {
+            Err(Error::Unsupported(format!("views as sources ('{shown}' is a view; name its base tables instead)")))
+        }
         Some(ViewDefinition::Maintained { columns }) => {
             if !scope.upstream.contains(&t.id) {
                 scope.upstream.push(t.id.clone());
@@ -723,7 +735,9 @@ fn expand_view(
 /// flattened (`Unsupported`).
 /// Whether a subquery in FROM can be flattened into the join (it selects, projects and joins).
 fn flattens(select: &Select) -> bool {
-    select.group_by.is_empty() && !select.group_by_all && select.presentation == Presentation::default()
+    select.group_by.is_empty()
+        && !select.group_by_all
+        && select.presentation == Presentation::default()
         && select.semi_joins.is_empty()
 }
 
@@ -747,7 +761,11 @@ fn semi_join_leaves(semi: Vec<crate::ast::SemiJoin>, catalog: &dyn Catalog, scop
         }
         scope.leaves.push(Leaf { alias: format!("in_subquery_{leaf}"), table: stage.id, columns: stage.columns });
         scope.visible.push(false);
-        preds.push(Expr::Compare { op: CompareOp::Eq, left: Box::new(x), right: Box::new(Expr::Bound { leaf, column }) });
+        preds.push(Expr::Compare {
+            op: CompareOp::Eq,
+            left: Box::new(x),
+            right: Box::new(Expr::Bound { leaf, column }),
+        });
     }
     Ok(preds)
 }
@@ -1135,7 +1153,8 @@ pub mod tests {
             presentation: Default::default(),
             semi_joins: vec![],
         };
-        let sub = FromItem::Subquery { select: Box::new(inner.clone()), alias: "s".into(), columns: vec![], tree: None };
+        let sub =
+            FromItem::Subquery { select: Box::new(inner.clone()), alias: "s".into(), columns: vec![], tree: None };
         let outer = Select {
             items: vec![
                 SelectItem { expr: col("s", "n"), alias: None },
@@ -1192,7 +1211,9 @@ pub mod tests {
         }
         fn view(&self, id: &TableId) -> Result<Option<ViewDefinition>> {
             Ok(Some(match id.name.as_str() {
-                "shown" => ViewDefinition::Maintained { columns: vec![ColumnDef { name: "x".into(), ty: "BIGINT".into() }] },
+                "shown" => {
+                    ViewDefinition::Maintained { columns: vec![ColumnDef { name: "x".into(), ty: "BIGINT".into() }] }
+                }
                 "loop_view" => ViewDefinition::Query {
                     select: outer_with(table("loop_view", "l"), col("l", "x")),
                     sql: "CREATE VIEW loop_view AS ...".into(),

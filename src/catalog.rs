@@ -249,20 +249,8 @@ impl<'a> SqlCatalog<'a> {
     }
 
     pub fn find(&self, name: &TableName) -> Result<Option<Candidate>> {
-        let rows = RELATIONS_NAMED.rows(self.db, [&name.name, &name.name])?;
-        let candidates = rows
-            .iter()
-            .map(|r| {
-                Ok(Candidate {
-                    catalog: r.text(0)?,
-                    schema: r.text(1)?,
-                    name: r.text(2)?,
-                    kind: if r.text(3)? == "view" { RelationKind::View } else { RelationKind::Table },
-                })
-            })
-            .collect::<Result<Vec<Candidate>>>()?;
         let (cat, sch) = self.defaults()?;
-        resolve(name, &candidates, &cat, &sch)
+        self.find_from(name, &cat, &sch)
     }
 
     /// Like `find`, with another default catalog and schema (as inside a view).
@@ -351,7 +339,10 @@ impl Catalog for SqlCatalog<'_> {
             return Ok(Some(ViewDefinition::Maintained { columns: self.columns(id)? }));
         }
         let unreadable = |why: &str| {
-            Error::Unsupported(format!("a view whose definition openivm cannot read ('{}.{}': {why})", id.schema, id.name))
+            Error::Unsupported(format!(
+                "a view whose definition openivm cannot read ('{}.{}': {why})",
+                id.schema, id.name
+            ))
         };
         let text = view_query_text(&sql, &id.schema, &id.name).ok_or_else(|| unreadable("an unexpected form"))?;
         let json = crate::sql::catalog::PARSE_TREE
@@ -450,12 +441,18 @@ mod tests {
     #[test]
     fn reads_the_query_of_a_view_definition() {
         let q = |sql, schema, name| view_query_text(sql, schema, name);
-        assert_eq!(q("CREATE VIEW v1 AS SELECT a FROM t WHERE (a > 1);", "main", "v1"), Some("SELECT a FROM t WHERE (a > 1)"));
+        assert_eq!(
+            q("CREATE VIEW v1 AS SELECT a FROM t WHERE (a > 1);", "main", "v1"),
+            Some("SELECT a FROM t WHERE (a > 1)")
+        );
         assert_eq!(
             q("CREATE VIEW s.\"My V\" (x, \"y \"\"y\") AS SELECT a, b FROM t;", "s", "My V"),
             Some("SELECT a, b FROM t")
         );
-        assert_eq!(q("CREATE VIEW v3 AS WITH q AS (SELECT 1)SELECT * FROM q;", "main", "v3"), Some("WITH q AS (SELECT 1)SELECT * FROM q"));
+        assert_eq!(
+            q("CREATE VIEW v3 AS WITH q AS (SELECT 1)SELECT * FROM q;", "main", "v3"),
+            Some("WITH q AS (SELECT 1)SELECT * FROM q")
+        );
         // another name, schema or form: not read
         assert_eq!(q("CREATE VIEW v1 AS SELECT 1;", "main", "v2"), None);
         assert_eq!(q("CREATE VIEW v1 AS SELECT 1;", "s", "v1"), None);

@@ -261,7 +261,12 @@ fn split_semi_joins(w: RawExpr) -> Result<(Option<RawExpr>, Vec<SemiJoin>)> {
     let rest = match rest.len() {
         0 => None,
         1 => rest.pop(),
-        _ => Some(RawExpr { class: "CONJUNCTION".into(), kind: "CONJUNCTION_AND".into(), children: rest, ..Default::default() }),
+        _ => Some(RawExpr {
+            class: "CONJUNCTION".into(),
+            kind: "CONJUNCTION_AND".into(),
+            children: rest,
+            ..Default::default()
+        }),
     };
     Ok((rest, semi))
 }

@@ -85,7 +85,7 @@ pub fn terms(order: &[usize], shapes: &[DeltaShape], relations: &[ProvenRelation
     order
         .iter()
         .map(|&i| {
-            let status = if shapes.get(i).map_or(true, |s| s.is_empty()) {
+            let status = if shapes.get(i).is_none_or(|s| s.is_empty()) {
                 TermStatus::EmptySkipped
             } else if pruning_relation(order, i, shapes, relations).is_some() {
                 TermStatus::FkPruned

@@ -252,7 +252,7 @@ mod tests {
         assert_eq!(touch("inline_flush:2", 2), Touch::default());
         // names are quoted and may hold commas and colons
         assert_eq!(touch("created_table:\"main\".\"a,2:b\",inserted_into_table:3", 2), Touch::default());
-        assert_eq!(touch("created_table:\"main\".\"a,2\",deleted_from_table:2", 2).deletes, true);
+        assert!(touch("created_table:\"main\".\"a,2\",deleted_from_table:2", 2).deletes);
         // a kind not known here that names the table is read, with deletions
         assert_eq!(touch("altered_table:2", 2), Touch { data: true, deletes: true, compaction: false });
         assert_eq!(touch("", 2), Touch::default());

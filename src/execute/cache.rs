@@ -106,9 +106,14 @@ fn views_unchanged(db: &dyn Sql, q: &ViewQuery) -> Result<bool> {
     let rows = VIEW_DEFINITIONS.rows(db, [])?;
     let mut now = Vec::new();
     for r in &rows {
-        now.push((TableId { catalog: r.text(0)?, schema: r.text(1)?, name: r.text(2)? }, r.opt_text(3)?.map(str::to_string)));
+        now.push((
+            TableId { catalog: r.text(0)?, schema: r.text(1)?, name: r.text(2)? },
+            r.opt_text(3)?.map(str::to_string),
+        ));
     }
-    Ok(q.source_views.iter().all(|v| now.iter().any(|(id, sql)| id == &v.view && sql.as_deref() == Some(v.sql.as_str()))))
+    Ok(q.source_views
+        .iter()
+        .all(|v| now.iter().any(|(id, sql)| id == &v.view && sql.as_deref() == Some(v.sql.as_str()))))
 }
 
 impl Cache {

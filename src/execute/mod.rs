@@ -386,7 +386,9 @@ fn create_in(db: &dyn Sql, at: &Qualified, query: &str, started: Instant) -> Res
             Err(why) if strategy::falls_back(&why) => {
                 // (a stage's own stages went with it when nothing else reads them)
                 for stage in made.borrow().iter().rev() {
-                    if !VIEW_FIND.rows(db, [&stage.schema, &stage.name])?.is_empty() && readers_of(db, stage)?.is_empty() {
+                    if !VIEW_FIND.rows(db, [&stage.schema, &stage.name])?.is_empty()
+                        && readers_of(db, stage)?.is_empty()
+                    {
                         drop_in(db, stage)?;
                     }
                 }
@@ -476,7 +478,12 @@ fn compile_making_stages(
 
 /// Creates the stage for `sql` (a hidden maintained view `openivm.stage_<n>`), or finds the one
 /// a nested compile made meanwhile.
-fn make_stage(db: &dyn Sql, sql: &str, catalog: &str, made: &std::cell::RefCell<Vec<Qualified>>) -> Result<Option<TableId>> {
+fn make_stage(
+    db: &dyn Sql,
+    sql: &str,
+    catalog: &str,
+    made: &std::cell::RefCell<Vec<Qualified>>,
+) -> Result<Option<TableId>> {
     if let Some(name) = crate::sql::views::STAGE_FIND.rows(db, [sql])?.first().map(|r| r.text(0)).transpose()? {
         return Ok(Some(TableId { catalog: catalog.to_string(), schema: feeds::SCHEMA.into(), name }));
     }

@@ -151,7 +151,7 @@ pub fn full_before_capture(requested: Requested, appended: &[u64], table_rows: &
         Requested::Full => Some("mode := 'full' was requested".into()),
         Requested::Incremental => None,
         Requested::Auto => {
-            let Some(inc) = cheapest_term(appended, table_rows) else { return None };
+            let inc = cheapest_term(appended, table_rows)?;
             let full = table_rows.iter().sum::<u64>() as f64;
             let share = delta_share(appended, table_rows);
             (full >= FULL_MIN_ROWS as f64 && inc > full).then(|| {
