@@ -177,13 +177,25 @@ fn tracing() -> Option<usize> {
 }
 
 thread_local! {
-    /// When the last traced statement of this thread ended.
+    /// Inside a step of a call on this thread: when its last traced statement ended (or the
+    /// step began). None outside steps: the watchdog's polls and the time between calls are
+    /// not openivm's work.
     static LAST_END: std::cell::Cell<Option<std::time::Instant>> = const { std::cell::Cell::new(None) };
+}
+
+/// Starts a step of a call (bind, work, commit): returns its start for `trace_step`.
+pub fn trace_begin() -> std::time::Instant {
+    let now = std::time::Instant::now();
+    if tracing().is_some() {
+        LAST_END.with(|last| last.set(Some(now)));
+    }
+    now
 }
 
 /// With OPENIVM_TRACE set, prints how long one step of a call took (bind, work, commit).
 pub fn trace_step(what: &str, started: std::time::Instant) {
     if tracing().is_some() {
+        LAST_END.with(|last| last.set(None));
         eprintln!("openivm {:8.2} ms  [{what}]", started.elapsed().as_secs_f64() * 1000.0);
     }
 }
@@ -194,8 +206,8 @@ impl Sql for Connection {
             return self.run(sql, params);
         };
         let started = std::time::Instant::now();
-        // Time spent outside statements (in openivm itself, or waiting) since the last one on
-        // this thread, where it is worth a line.
+        // Time spent outside statements (in openivm itself, or waiting) since the last one of
+        // this step, where it is worth a line.
         LAST_END.with(|last| {
             if let Some(gap) = last.get().map(|end| started.duration_since(end)) {
                 if gap.as_secs_f64() > 0.002 {
@@ -204,7 +216,11 @@ impl Sql for Connection {
             }
         });
         let outcome = self.run(sql, params);
-        LAST_END.with(|last| last.set(Some(std::time::Instant::now())));
+        LAST_END.with(|last| {
+            if last.get().is_some() {
+                last.set(Some(std::time::Instant::now()));
+            }
+        });
         let line: String = sql.split_whitespace().collect::<Vec<_>>().join(" ");
         eprintln!(
             "openivm {:8.2} ms  {}",

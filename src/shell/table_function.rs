@@ -21,7 +21,7 @@ use libduckdb_sys as ffi;
 
 use crate::db::Sql;
 use crate::error::{Error, Result};
-use crate::shell::ffi::{trace_step, Connection};
+use crate::shell::ffi::{trace_begin, trace_step, Connection};
 use crate::shell::gate::Parked;
 use crate::shell::instance::Instance;
 
@@ -276,7 +276,7 @@ unsafe extern "C" fn bind(info: ffi::duckdb_bind_info) {
             }
         }
         if let Some(validate) = reg.spec.validate {
-            let started = std::time::Instant::now();
+            let started = trace_begin();
             validate(&reg.instance, &args)?;
             trace_step("bind-time checks", started);
         }
@@ -301,7 +301,7 @@ unsafe extern "C" fn init(info: ffi::duckdb_init_info) {
         let reg = &*(ffi::duckdb_init_get_extra_info(info) as *const Registered);
         let args = &*(ffi::duckdb_init_get_bind_data(info) as *const Args);
         let call = Call::new(&reg.instance);
-        let started = std::time::Instant::now();
+        let started = trace_begin();
         let rows = (reg.spec.run)(&call, args)?;
         trace_step(reg.spec.name, started);
         let parked = Mutex::new(call.into_parked());
@@ -323,7 +323,7 @@ unsafe extern "C" fn produce(info: ffi::duckdb_function_info, output: ffi::duckd
         // DuckDB got here, so the statement was not interrupted during the work: commit it.
         let parked = data.parked.lock().map(|mut p| p.take()).unwrap_or_else(|p| p.into_inner().take());
         if let Some(p) = parked {
-            let started = std::time::Instant::now();
+            let started = trace_begin();
             p.commit()?;
             trace_step("deferred commit", started);
         }
