@@ -9,11 +9,20 @@
 //! close. The state lives in the registered functions' extra info (one `Arc<Instance>` per
 //! database), never in a process-global, so two databases in one process never share it.
 //!
+//! At process exit the C++ runtime tears down DuckDB's static state while other threads may
+//! still run; a poll in flight then crashes the process (seen as a segfault after a Python
+//! script's last line). So every watchdog is stopped, waiting for a poll in progress to end,
+//! before that teardown begins: from a thread-local destructor of the main thread, which
+//! `exit()` runs before any `atexit` handler or static destructor (a plain `atexit` handler is
+//! not enough: DuckDB registers the destructors of function-local statics when they are first
+//! used, after LOAD, and those run first), with an `atexit` handler as the fallback when LOAD
+//! did not run on the main thread.
+//!
 //! Access to the connection goes through a `Gate` (shell/gate.rs): one call at a time, nested
 //! calls refused, and every exit path (including a panic) frees it and rolls back a transaction
 //! left open.
 
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Mutex, Once, Weak};
 use std::thread;
 use std::time::Duration;
 
@@ -25,20 +34,55 @@ use crate::shell::gate::{with_lease, with_lease_deferred, Gate, Parked};
 
 use crate::sql::shell::CONNECTION_COUNT;
 
-/// How often the watchdog looks for the database's other connections.
+/// How often the watchdog looks for the database's other connections;
+/// `OPENIVM_WATCH_INTERVAL_MS` overrides it (the exit test polls continuously).
 const WATCH_INTERVAL: Duration = Duration::from_millis(100);
+
+/// A duration in milliseconds from the environment, or `default`.
+fn env_millis(name: &str, default: Duration) -> Duration {
+    std::env::var(name).ok().and_then(|v| v.trim().parse::<u64>().ok()).map_or(default, Duration::from_millis)
+}
+
+/// Process-wide: true once the process is exiting. Each watchdog poll holds this lock, so the
+/// exit handler that sets it waits for a poll in progress. (A process-global on purpose: exit is
+/// per process, not per database.)
+static EXITING: Mutex<bool> = Mutex::new(false);
+static EXIT_HANDLER: Once = Once::new();
+
+extern "C" {
+    fn atexit(callback: extern "C" fn()) -> std::os::raw::c_int;
+    fn getpid() -> std::os::raw::c_int;
+    fn gettid() -> std::os::raw::c_int;
+}
+
+/// Dropped with the main thread's thread-locals, i.e. at the very start of `exit()`.
+struct ExitGuard;
+
+impl Drop for ExitGuard {
+    fn drop(&mut self) {
+        stop_watchdogs_at_exit();
+    }
+}
+
+thread_local! {
+    static EXIT_GUARD: ExitGuard = const { ExitGuard };
+}
+
+fn on_main_thread() -> bool {
+    // SAFETY: both calls only read the calling thread's ids.
+    unsafe { gettid() == getpid() }
+}
+
+/// Runs at `exit()`, before the static destructors of libraries loaded earlier (DuckDB's among
+/// them): after it returns no watchdog touches DuckDB again.
+extern "C" fn stop_watchdogs_at_exit() {
+    *EXITING.lock().unwrap_or_else(|p| p.into_inner()) = true;
+}
 
 /// How long a call waits behind one statement of another call that does not finish before it
 /// concludes that it was made from inside that statement (shell/gate.rs). Long for a concurrent
 /// call, finite for a nested one; `OPENIVM_NESTED_WAIT_MS` overrides it.
 const NESTED_WAIT: Duration = Duration::from_secs(30);
-
-fn nested_wait() -> Duration {
-    std::env::var("OPENIVM_NESTED_WAIT_MS")
-        .ok()
-        .and_then(|v| v.trim().parse::<u64>().ok())
-        .map_or(NESTED_WAIT, Duration::from_millis)
-}
 
 pub struct Instance {
     gate: Arc<Gate<Connection>>,
@@ -49,7 +93,10 @@ pub struct Instance {
 
 impl Instance {
     pub fn new(conn: Connection) -> Arc<Instance> {
-        Arc::new(Instance { gate: Arc::new(Gate::new(conn, nested_wait())), session: Mutex::new(Session::default()) })
+        Arc::new(Instance {
+            gate: Arc::new(Gate::new(conn, env_millis("OPENIVM_NESTED_WAIT_MS", NESTED_WAIT))),
+            session: Mutex::new(Session::default()),
+        })
     }
 
     /// Runs `f` with the kept connection, serializing callers. A panic in `f` is returned as an
@@ -83,13 +130,33 @@ impl Instance {
 
     /// Starts the watchdog that releases the kept connection once no one else is connected.
     pub fn watch(self: &Arc<Instance>) {
+        if on_main_thread() {
+            // Registers the guard's destructor with this (main) thread.
+            EXIT_GUARD.with(|_| ());
+        }
+        EXIT_HANDLER.call_once(|| {
+            // SAFETY: registers a plain function of this library that takes no arguments. If
+            // registration fails the watchdog still works; only the exit race stays open.
+            unsafe {
+                atexit(stop_watchdogs_at_exit);
+            }
+        });
         let weak: Weak<Instance> = Arc::downgrade(self);
+        let interval = env_millis("OPENIVM_WATCH_INTERVAL_MS", WATCH_INTERVAL);
         let spawned = thread::Builder::new().name("openivm-watchdog".into()).spawn(move || loop {
-            thread::sleep(WATCH_INTERVAL);
+            thread::sleep(interval);
+            let exiting = EXITING.lock().unwrap_or_else(|p| p.into_inner());
+            if *exiting {
+                return;
+            }
             let Some(instance) = weak.upgrade() else {
                 return;
             };
-            if instance.release_if_alone() {
+            let released = instance.release_if_alone();
+            // The instance (and the connection it may hold) goes while the poll lock is held.
+            drop(instance);
+            drop(exiting);
+            if released {
                 return;
             }
         });

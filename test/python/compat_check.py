@@ -1,5 +1,7 @@
 """Loads the extension into another DuckDB host (run with that host's Python, e.g. DuckDB 2.0)
 and checks one create/refresh cycle against a recompute. Prints 'N passed, M failed'."""
+import os
+import subprocess
 import sys
 
 import duckdb
@@ -32,6 +34,31 @@ def main(extension):
     ).fetchone()[0]
     check("stored result equals a recompute", diff == 0)
     con.close()
+    check_clean_exit(extension)
+
+
+# A process whose connection is still open at exit (here leaked on purpose), with the watchdog
+# polling every millisecond: a poll that ran into DuckDB's static destructors crashed the process
+# (shell/instance.rs). Without the extension's exit guard most of these runs end in SIGSEGV.
+EXIT_SCRIPT = """
+import ctypes, sys, duckdb
+con = duckdb.connect(config={'allow_unsigned_extensions': True})
+con.execute(f"LOAD '{sys.argv[1]}'")
+con.execute('CREATE TABLE t(k INTEGER, v INTEGER)')
+con.execute("CALL openivm_create('v', 'SELECT k, SUM(v) AS s FROM t GROUP BY k')")
+con.execute('INSERT INTO t VALUES (1, 2)')
+con.execute("FROM refresh('v')")
+ctypes.pythonapi.Py_IncRef(ctypes.py_object(con))
+"""
+
+
+def check_clean_exit(extension, runs=15):
+    env = dict(os.environ, OPENIVM_WATCH_INTERVAL_MS="1")
+    codes = [
+        subprocess.run([sys.executable, "-c", EXIT_SCRIPT, extension], env=env, capture_output=True, timeout=60).returncode
+        for _ in range(runs)
+    ]
+    check(f"{runs} processes exit cleanly with a connection open (exit codes {sorted(set(codes))})", set(codes) == {0})
 
 
 if __name__ == "__main__":
