@@ -161,6 +161,15 @@ impl Cache {
         Ok(strategy)
     }
 
+    /// Whether the view `name` is compiled here and reads no maintained view: its refresh then
+    /// needs no upstream order, and so no catalog read besides its own. (The cache is the
+    /// instance's, and openivm_create / openivm_drop replace its entries.)
+    pub fn reads_no_maintained_view(&mut self, db: &dyn Sql, name: &str) -> Result<bool> {
+        let defaults = self.defaults(db)?;
+        let key = key_of(&view_location(&defaults, name)?);
+        Ok(self.views.get(&key).is_some_and(|c| c.q.upstream.is_empty()))
+    }
+
     pub fn defaults(&mut self, db: &dyn Sql) -> Result<(String, String)> {
         if let Some(d) = &self.defaults {
             return Ok(d.clone());

@@ -560,7 +560,7 @@ fn attach(db: &dyn Sql, q: &ViewQuery, at: &Qualified, catalog: &str) -> Result<
             capture::unchanged(&feed)
         };
         feed.cursor = feed.seq;
-        feeds::commit(db, &mut feed, &fresh, &at.schema, &at.name, false, true)?;
+        feeds::commit(db, &mut feed, &fresh, &at.schema, &at.name, false, true, None)?;
         feeds::widen(db, &mut feed, &columns, &all_columns[k])?;
         if feed.kind != kinds[k] {
             feeds::switch_source(db, &mut feed, &kinds[k])?;

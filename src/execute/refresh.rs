@@ -721,8 +721,9 @@ fn finish(
         super::attach(db, &p.c.q, &at, &at.catalog)?;
     }
     let mut round = round;
+    let mut book = feeds::Bookkeeping::default();
     for i in p.inputs.iter_mut() {
-        feeds::commit(db, &mut i.feed, &i.fresh, &at.schema, &at.name, true, !i.round_owned)?;
+        feeds::commit(db, &mut i.feed, &i.fresh, &at.schema, &at.name, true, !i.round_owned, Some(&mut book))?;
         if i.round_owned {
             if let Some(r) = round.as_deref_mut() {
                 r.batches.insert(i.feed.id, (i.fresh.clone(), i.feed.seq, i.feed.catalog.clone()));
@@ -732,6 +733,7 @@ fn finish(
             feeds::switch_source(db, &mut i.feed, kind)?;
         }
     }
+    book.flush(db, &at.schema, &at.name, p.inputs.iter().map(|i| &i.feed))?;
     let apply_ms = apply_started.elapsed().as_secs_f64() * 1000.0;
     VIEW_MARK_REFRESHED.run(db, [&at.schema, &at.name])?;
     let counts = match p.mode {
@@ -829,7 +831,7 @@ fn upstream_order(db: &dyn Sql, cache: &mut Cache, name: &str, order: &mut Vec<S
     if depth > 64 {
         return Err(Error::Internal("maintained views read each other more than 64 deep".into()));
     }
-    if cache.strategy(db, name)? == Strategy::Full {
+    if cache.reads_no_maintained_view(db, name)? || cache.strategy(db, name)? == Strategy::Full {
         return Ok(());
     }
     let (_, c, _) = cache.compiled(db, name)?;
