@@ -15,13 +15,11 @@ use crate::render::capture::{self as sql, Position};
 use crate::render::{self, Qualified};
 
 use crate::sql::capture::CURSORS;
-use crate::sql::capture::CURSORS_ADVANCE_MANY;
 use crate::sql::capture::CURSORS_DELETE;
 use crate::sql::capture::CURSORS_STALE;
 use crate::sql::capture::CURSOR_ADVANCE;
 use crate::sql::capture::CURSOR_SET;
 use crate::sql::capture::FEEDS_OF_VIEW;
-use crate::sql::capture::FEEDS_UPDATE_MANY;
 use crate::sql::capture::FEED_DELETE;
 use crate::sql::capture::FEED_FIND;
 use crate::sql::capture::FEED_INSERT;
@@ -116,19 +114,19 @@ impl Feed {
         })
     }
 
-    /// The feed's row as `FEEDS_UPDATE_MANY` reads it.
-    fn row_json(&self) -> serde_json::Value {
-        serde_json::json!({
-            "feed_id": self.id,
-            "source": self.kind.as_str(),
-            "key_column": self.kind.key_column(),
-            "watermark": self.watermark.as_deref().unwrap_or(""),
-            "row_count": self.row_count,
-            "size_seen": self.size_seen,
-            "seq": self.seq,
-            "log_rows": self.log_rows,
-            "pending_rows": self.pending_rows,
-        })
+    /// The feed's row as `feeds_update` writes it.
+    fn row<'a>(&'a self, key_column: &'a str) -> sql::FeedRow<'a> {
+        sql::FeedRow {
+            id: self.id,
+            source: self.kind.as_str(),
+            key_column,
+            watermark: self.watermark.as_deref(),
+            row_count: self.row_count,
+            size_seen: self.size_seen,
+            seq: self.seq,
+            log_rows: self.log_rows,
+            pending_rows: self.pending_rows,
+        }
     }
 
     pub fn save(&self, db: &dyn Sql) -> Result<()> {
@@ -399,13 +397,13 @@ impl Bookkeeping {
         feeds: impl Iterator<Item = &'a Feed>,
     ) -> Result<()> {
         if !self.cursors.is_empty() {
-            let moves: Vec<serde_json::Value> =
-                self.cursors.iter().map(|(id, seq)| serde_json::json!({"feed_id": id, "seq": seq})).collect();
-            CURSORS_ADVANCE_MANY.run(db, [&serde_json::Value::Array(moves).to_string(), schema, view])?;
+            db.execute(&sql::cursors_advance(schema, view, &self.cursors))?;
         }
-        let rows: Vec<serde_json::Value> = feeds.filter(|f| self.feeds.contains(&f.id)).map(Feed::row_json).collect();
+        let saved: Vec<&Feed> = feeds.filter(|f| self.feeds.contains(&f.id)).collect();
+        let keys: Vec<String> = saved.iter().map(|f| f.kind.key_column()).collect();
+        let rows: Vec<sql::FeedRow> = saved.iter().zip(&keys).map(|(f, k)| f.row(k)).collect();
         if !rows.is_empty() {
-            FEEDS_UPDATE_MANY.run(db, [&serde_json::Value::Array(rows).to_string()])?;
+            db.execute(&sql::feeds_update(&rows))?;
         }
         Ok(())
     }
