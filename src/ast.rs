@@ -15,9 +15,17 @@ pub struct Select {
     pub group_by_all: bool,
     /// What applies to the result as it is read: HAVING, DISTINCT, ORDER BY, LIMIT/OFFSET.
     pub presentation: Presentation<Expr>,
-    /// `WHERE ... AND x IN (SELECT ...)`: conjuncts of the WHERE clause that are uncorrelated
-    /// IN subqueries, taken out of `where_clause` (see `SemiJoin`).
-    pub semi_joins: Vec<SemiJoin>,
+    /// `WHERE ... AND x IN (SELECT ...)`, `EXISTS (...)`, `x < (SELECT avg(..) ...)`:
+    /// conjuncts of the WHERE clause with a subquery that is a join with a stage, taken out of
+    /// `where_clause` (see `SubqueryJoin`).
+    pub semi_joins: Vec<SubqueryJoin>,
+}
+
+/// A WHERE conjunct whose subquery the binder turns into an inner join with a stage.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SubqueryJoin {
+    In(SemiJoin),
+    Correlated(Correlated),
 }
 
 /// A WHERE conjunct `expr IN (subquery)`: it keeps the rows whose `expr` equals a value of the
@@ -27,6 +35,48 @@ pub struct SemiJoin {
     pub expr: Expr,
     /// DuckDB's parse tree of the subquery as a statement (JSON).
     pub tree: String,
+}
+
+/// A WHERE conjunct with a subquery correlated to the outer query by one equality of an inner
+/// and an outer column, `inner = outer`, and by nothing else:
+/// - `EXISTS (SELECT ... WHERE inner = outer AND rest)` keeps the rows whose `outer` equals an
+///   `inner` value of the rows passing `rest`: `outer IN (SELECT inner ... WHERE rest)`.
+/// - `x op (SELECT agg ... WHERE inner = outer AND rest)`, with `agg` an expression that is
+///   NULL over no rows (SUM, AVG, MIN, MAX under arithmetic; not COUNT): the inner join with
+///   `SELECT inner, agg ... WHERE rest GROUP BY inner` on `outer`, keeping `x op agg`. A row
+///   whose `outer` has no group compares with NULL and is dropped, as the join drops it.
+///
+/// SQL resolves a name in the innermost scope first, so which column of the equality is the
+/// outer one depends on the inner tables' columns: the parser offers each orientation of each
+/// candidate equality and the binder, which knows the tables, takes the one that holds.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Correlated {
+    pub kind: CorrelatedKind,
+    /// The subquery's FROM tables with their aliases.
+    pub inner_tables: Vec<(TableName, Option<String>)>,
+    pub candidates: Vec<CorrelatedCandidate>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum CorrelatedKind {
+    Exists,
+    /// `x op (subquery)` (a subquery written on the left is turned around).
+    Scalar {
+        x: Expr,
+        op: CompareOp,
+    },
+}
+
+/// One reading of the correlation: `outer` (a column of the outer query), `inner` (a column of
+/// the subquery's tables), the stage's query with the equality taken out (its select list
+/// `inner` for EXISTS, `inner, agg` grouped by `inner` for a scalar), and every column the rest
+/// of the subquery names (each must be the subquery's own for the reading to hold).
+#[derive(Clone, Debug, PartialEq)]
+pub struct CorrelatedCandidate {
+    pub outer: Vec<String>,
+    pub inner: Vec<String>,
+    pub tree: String,
+    pub rest_columns: Vec<Vec<String>>,
 }
 
 /// The parts of a query that filter, deduplicate, order and cut its result. The stored result
@@ -104,6 +154,19 @@ pub enum CompareOp {
     GtEq,
     DistinctFrom,
     NotDistinctFrom,
+}
+
+impl CompareOp {
+    /// The operator with its operands swapped: `a < b` is `b > a`.
+    pub fn flipped(self) -> CompareOp {
+        match self {
+            CompareOp::Lt => CompareOp::Gt,
+            CompareOp::Gt => CompareOp::Lt,
+            CompareOp::LtEq => CompareOp::GtEq,
+            CompareOp::GtEq => CompareOp::LtEq,
+            other => other,
+        }
+    }
 }
 
 /// A literal of the parse tree.

@@ -4,7 +4,10 @@
 //! expands `*`, checks functions (aggregates must be SUM/COUNT/AVG, scalars deterministic) and
 //! rewrites the select list over the stored columns of the result.
 
-use crate::ast::{AggCall, CompareOp, Expr, FromItem, OrderItem, Presentation, Select, TableName};
+use crate::ast::{
+    AggCall, CompareOp, Correlated, CorrelatedCandidate, CorrelatedKind, Expr, FromItem, OrderItem, Presentation,
+    Select, SubqueryJoin, TableName,
+};
 use crate::error::{Error, Result};
 use crate::ir::{stored, AggFunc, Aggregate, ColumnDef, Leaf, OrderKey, Shape, SourceView, TableId, ViewQuery};
 
@@ -741,33 +744,87 @@ fn flattens(select: &Select) -> bool {
         && select.semi_joins.is_empty()
 }
 
-/// `x IN (subquery)` conjuncts as inner joins with a stage holding the subquery's distinct
-/// values: a row passes IN exactly when its `x` equals one of them (NULLs never do), and joins
-/// with exactly that one. The stage's leaf is invisible to the query's names.
-fn semi_join_leaves(semi: Vec<crate::ast::SemiJoin>, catalog: &dyn Catalog, scope: &mut Scope) -> Result<Vec<Expr>> {
+/// WHERE conjuncts with subqueries as inner joins with stages (`ast::SubqueryJoin`). `x IN
+/// (subquery)`: a stage holding the subquery's distinct values; a row passes IN exactly when its
+/// `x` equals one of them (NULLs never do), and joins with exactly that one. A correlated
+/// subquery (`ast::Correlated`): EXISTS the same way on its outer column, a scalar aggregate a
+/// stage grouped by the inner column. The stages' leaves are invisible to the query's names.
+fn semi_join_leaves(semi: Vec<SubqueryJoin>, catalog: &dyn Catalog, scope: &mut Scope) -> Result<Vec<Expr>> {
     let mut preds = Vec::new();
     for s in semi {
-        let Some(stage) = catalog.stage(&StageQuery { tree: s.tree, distinct: true })? else {
+        let (x, tree, kind) = match s {
+            SubqueryJoin::In(s) => (bind_columns(s.expr, scope, catalog, false)?, s.tree, CorrelatedKind::Exists),
+            SubqueryJoin::Correlated(c) => {
+                let Some((reading, outer)) = correlated_reading(&c, catalog, scope)? else {
+                    return Err(Error::Unsupported(
+                        "correlated subqueries other than EXISTS or a comparison with a SUM/AVG/MIN/MAX subquery, \
+                         correlated by one equality of columns"
+                            .into(),
+                    ));
+                };
+                (outer, reading.tree.clone(), c.kind)
+            }
+        };
+        let distinct = kind == CorrelatedKind::Exists;
+        let Some(stage) = catalog.stage(&StageQuery { tree, distinct })? else {
             return Err(Error::Unsupported("subqueries".into()));
         };
-        let [value] = stage.columns.as_slice() else {
-            return bind_error("an IN subquery must return one column".into());
-        };
-        let x = bind_columns(s.expr, scope, catalog, false)?;
         let leaf = scope.leaves.len();
-        let column = value.name.clone();
+        let key = |stage: &ResolvedTable, i: usize| Expr::Bound { leaf, column: stage.columns[i].name.clone() };
+        match (&kind, stage.columns.len()) {
+            (CorrelatedKind::Exists, 1) => preds.push(eq(x, key(&stage, 0))),
+            (CorrelatedKind::Scalar { x: compared, op }, 2) => {
+                let compared = bind_columns(compared.clone(), scope, catalog, false)?;
+                preds.push(eq(x, key(&stage, 0)));
+                preds.push(Expr::Compare { op: *op, left: Box::new(compared), right: Box::new(key(&stage, 1)) });
+            }
+            _ => return bind_error("an IN subquery must return one column".into()),
+        }
         if !scope.upstream.contains(&stage.id) {
             scope.upstream.push(stage.id.clone());
         }
         scope.leaves.push(Leaf { alias: format!("in_subquery_{leaf}"), table: stage.id, columns: stage.columns });
         scope.visible.push(false);
-        preds.push(Expr::Compare {
-            op: CompareOp::Eq,
-            left: Box::new(x),
-            right: Box::new(Expr::Bound { leaf, column }),
-        });
     }
     Ok(preds)
+}
+
+fn eq(left: Expr, right: Expr) -> Expr {
+    Expr::Compare { op: CompareOp::Eq, left: Box::new(left), right: Box::new(right) }
+}
+
+/// The reading of a correlated subquery that holds, with its outer column bound: the one whose
+/// inner column and other columns are the subquery's tables' own and whose outer column is not
+/// (SQL resolves a name in the innermost scope first) but is the outer query's. None when no
+/// reading holds (the subquery is correlated otherwise, or not at all).
+fn correlated_reading<'a>(
+    c: &'a Correlated,
+    catalog: &dyn Catalog,
+    scope: &Scope,
+) -> Result<Option<(&'a CorrelatedCandidate, Expr)>> {
+    let mut tables: Vec<(String, Vec<String>)> = Vec::new();
+    for (name, alias) in &c.inner_tables {
+        let Some(t) = catalog.table(name)? else {
+            return Ok(None);
+        };
+        let label = alias.clone().unwrap_or_else(|| name.name.clone());
+        tables.push((label, t.columns.into_iter().map(|c| c.name).collect()));
+    }
+    let has = |cols: &[String], col: &str| cols.iter().any(|c| c.eq_ignore_ascii_case(col));
+    let inside = |parts: &[String]| match parts {
+        [col] => tables.iter().any(|(_, cols)| has(cols, col)),
+        [rel, col] => tables.iter().any(|(label, cols)| label.eq_ignore_ascii_case(rel) && has(cols, col)),
+        _ => false,
+    };
+    for reading in &c.candidates {
+        if !inside(&reading.inner) || inside(&reading.outer) || !reading.rest_columns.iter().all(|p| inside(p)) {
+            continue;
+        }
+        if let Ok(outer) = bind_columns(Expr::Column(reading.outer.clone()), scope, catalog, false) {
+            return Ok(Some((reading, outer)));
+        }
+    }
+    Ok(None)
 }
 
 fn flatten_subquery(

@@ -7,7 +7,10 @@
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::ast::{AggCall, CompareOp, Constant, Expr, FromItem, Select, SelectItem, SemiJoin, TableName, TypeName};
+use crate::ast::{
+    AggCall, CompareOp, Constant, Correlated, CorrelatedCandidate, CorrelatedKind, Expr, FromItem, Select, SelectItem,
+    SemiJoin, SubqueryJoin, TableName, TypeName,
+};
 use crate::error::{Error, Result};
 
 #[derive(Deserialize)]
@@ -56,7 +59,7 @@ struct RawModifier {
     offset: Option<RawExpr>,
 }
 
-#[derive(Deserialize, Default)]
+#[derive(Deserialize, Default, Clone)]
 #[serde(default)]
 struct RawOrder {
     #[serde(rename = "type")]
@@ -108,7 +111,7 @@ struct RawTableRef {
     using_columns: Vec<String>,
 }
 
-#[derive(Deserialize, Default)]
+#[derive(Deserialize, Default, Clone)]
 #[serde(default)]
 struct RawExpr {
     class: String,
@@ -155,27 +158,27 @@ struct RawExpr {
     comparison_type: String,
 }
 
-#[derive(Deserialize, Default)]
+#[derive(Deserialize, Default, Clone)]
 #[serde(default)]
 struct RawArgument {
     name: String,
     expression: RawExpr,
 }
 
-#[derive(Deserialize, Default)]
+#[derive(Deserialize, Default, Clone)]
 #[serde(default)]
 struct RawOrders {
     orders: Vec<RawOrder>,
 }
 
-#[derive(Deserialize, Default)]
+#[derive(Deserialize, Default, Clone)]
 #[serde(default)]
 struct RawCaseCheck {
     when_expr: RawExpr,
     then_expr: RawExpr,
 }
 
-#[derive(Deserialize, Default)]
+#[derive(Deserialize, Default, Clone)]
 #[serde(default)]
 struct RawValue {
     #[serde(rename = "type")]
@@ -184,14 +187,14 @@ struct RawValue {
     value: Value,
 }
 
-#[derive(Deserialize, Default)]
+#[derive(Deserialize, Default, Clone)]
 #[serde(default)]
 struct RawLiteral {
     kind: String,
     text: String,
 }
 
-#[derive(Deserialize, Default)]
+#[derive(Deserialize, Default, Clone)]
 #[serde(default)]
 struct RawType {
     id: String,
@@ -244,17 +247,24 @@ fn statement(v: Value) -> Result<RawStatement> {
     serde_json::from_value(v).map_err(|e| Error::Parse(format!("DuckDB's parse tree could not be read ({e})")))
 }
 
-/// Splits a WHERE clause into its uncorrelated `x IN (SELECT ...)` conjuncts and the rest.
-/// Whether an IN subquery is uncorrelated is decided when its stage is bound (a correlated one
-/// does not bind on its own).
-fn split_semi_joins(w: RawExpr) -> Result<(Option<RawExpr>, Vec<SemiJoin>)> {
+/// Splits a WHERE clause into the conjuncts whose subquery is a join with a stage (`x IN
+/// (SELECT ...)`, and the correlated forms of `ast::Correlated`) and the rest. Whether an IN
+/// subquery is uncorrelated is decided when its stage is bound (a correlated one does not bind
+/// on its own).
+fn split_semi_joins(w: RawExpr) -> Result<(Option<RawExpr>, Vec<SubqueryJoin>)> {
     let conjuncts = if w.class == "CONJUNCTION" && w.kind == "CONJUNCTION_AND" { w.children } else { vec![w] };
     let mut rest = Vec::new();
     let mut semi = Vec::new();
     for c in conjuncts {
+        if let Some(corr) = correlated_conjunct(&c)? {
+            semi.push(SubqueryJoin::Correlated(corr));
+            continue;
+        }
         let is_in = c.class == "SUBQUERY" && c.subquery_type == "ANY" && c.comparison_type == "COMPARE_EQUAL";
         match (is_in, c.subquery, c.child) {
-            (true, Some(sub), Some(child)) => semi.push(SemiJoin { expr: expr(*child)?, tree: statement_tree(&sub) }),
+            (true, Some(sub), Some(child)) => {
+                semi.push(SubqueryJoin::In(SemiJoin { expr: expr(*child)?, tree: statement_tree(&sub) }))
+            }
             (_, subquery, child) => rest.push(RawExpr { subquery, child, ..c }),
         }
     }
@@ -269,6 +279,198 @@ fn split_semi_joins(w: RawExpr) -> Result<(Option<RawExpr>, Vec<SemiJoin>)> {
         }),
     };
     Ok((rest, semi))
+}
+
+/// `EXISTS (...)` or a comparison with a scalar subquery, as a correlated join where its shape
+/// allows (`ast::Correlated`); None leaves the conjunct as it is.
+fn correlated_conjunct(c: &RawExpr) -> Result<Option<Correlated>> {
+    if c.class == "SUBQUERY" && c.subquery_type == "EXISTS" {
+        return match &c.subquery {
+            Some(sub) => correlated(sub, CorrelatedKind::Exists),
+            None => Ok(None),
+        };
+    }
+    if c.class != "COMPARISON" {
+        return Ok(None);
+    }
+    let op = match c.kind.as_str() {
+        "COMPARE_EQUAL" => CompareOp::Eq,
+        "COMPARE_NOTEQUAL" => CompareOp::NotEq,
+        "COMPARE_LESSTHAN" => CompareOp::Lt,
+        "COMPARE_GREATERTHAN" => CompareOp::Gt,
+        "COMPARE_LESSTHANOREQUALTO" => CompareOp::LtEq,
+        "COMPARE_GREATERTHANOREQUALTO" => CompareOp::GtEq,
+        // IS [NOT] DISTINCT FROM is true or false against NULL: the join would drop rows it keeps.
+        _ => return Ok(None),
+    };
+    let scalar = |e: &Option<Box<RawExpr>>| {
+        e.as_deref().filter(|e| e.class == "SUBQUERY" && e.subquery_type == "SCALAR").and_then(|e| e.subquery.clone())
+    };
+    let (x, sub, op) = match (scalar(&c.left), scalar(&c.right)) {
+        (None, Some(sub)) => (c.left.clone(), sub, op),
+        (Some(sub), None) => (c.right.clone(), sub, op.flipped()),
+        _ => return Ok(None),
+    };
+    let Some(x) = x else { return Ok(None) };
+    let Ok(x) = expr(*x) else { return Ok(None) };
+    correlated(&sub, CorrelatedKind::Scalar { x, op })
+}
+
+/// The column references in `e`.
+fn columns_in(e: &Expr) -> Vec<Vec<String>> {
+    let mut out = Vec::new();
+    e.visit(&mut |e| {
+        if let Expr::Column(parts) = e {
+            out.push(parts.clone());
+        }
+    });
+    out
+}
+
+/// Whether `e`, an expression over aggregates, is NULL when the aggregates read no rows: SUM,
+/// AVG, MIN and MAX are, and so is arithmetic and a cast over them; COUNT (0) is not.
+fn null_over_no_rows(e: &Expr) -> bool {
+    match e {
+        Expr::Function { name, args, is_operator: false } => {
+            matches!(name.to_ascii_lowercase().as_str(), "sum" | "avg" | "min" | "max") && args.len() == 1
+        }
+        Expr::Function { name, args, is_operator: true } if matches!(name.as_str(), "+" | "-" | "*" | "/") => {
+            args.iter().any(null_over_no_rows)
+                && args.iter().all(|a| null_over_no_rows(a) || matches!(a, Expr::Constant(_)))
+        }
+        Expr::Cast { expr, .. } => null_over_no_rows(expr),
+        _ => false,
+    }
+}
+
+/// The tables of a FROM clause of plain tables and inner joins, and the columns its ON
+/// conditions name; None for anything else.
+fn from_tables(from: &FromItem, tables: &mut Vec<(TableName, Option<String>)>, on: &mut Vec<Vec<String>>) -> bool {
+    match from {
+        FromItem::Table { name, alias } => {
+            tables.push((name.clone(), alias.clone()));
+            true
+        }
+        FromItem::Join { left, right, on: cond, .. } => {
+            on.extend(cond.iter().flat_map(columns_in));
+            from_tables(left, tables, on) && from_tables(right, tables, on)
+        }
+        FromItem::Subquery { .. } => false,
+    }
+}
+
+/// A column reference's JSON with an alias.
+fn aliased(column: &Value, alias: &str) -> Value {
+    let mut c = column.clone();
+    c["alias"] = Value::String(alias.to_string());
+    c
+}
+
+/// The stage's statement for one reading of a correlated subquery: `sub` with the WHERE
+/// conjuncts `rest`, selecting `inner` (EXISTS) or `inner, agg` grouped by `inner` (a scalar).
+fn stage_statement(sub: &Value, rest: &[Value], inner: &Value, kind: &CorrelatedKind) -> Value {
+    let mut s = sub.clone();
+    let node = &mut s["node"];
+    node["where_clause"] = match rest {
+        [] => Value::Null,
+        [one] => one.clone(),
+        many => serde_json::json!({"class": "CONJUNCTION", "type": "CONJUNCTION_AND", "alias": "", "children": many}),
+    };
+    match kind {
+        CorrelatedKind::Exists => node["select_list"] = Value::Array(vec![aliased(inner, "")]),
+        CorrelatedKind::Scalar { .. } => {
+            let value = aliased(&node["select_list"][0], "subquery_value");
+            node["select_list"] = Value::Array(vec![aliased(inner, "subquery_key"), value]);
+            node["group_expressions"] = Value::Array(vec![aliased(inner, "")]);
+            node["group_sets"] = serde_json::json!([[0]]);
+        }
+    }
+    s
+}
+
+/// A correlated subquery `sub` as a join with a stage, when it is a plain SELECT of tables
+/// correlated by an equality of two columns (`ast::Correlated`); None otherwise.
+fn correlated(sub: &Value, kind: CorrelatedKind) -> Result<Option<Correlated>> {
+    let node = &sub["node"];
+    let empty = |v: &Value| v.is_null() || v.as_array().is_some_and(|a| a.is_empty());
+    let plain = node["type"] == "SELECT_NODE"
+        && empty(&node["cte_map"]["map"])
+        && empty(&node["modifiers"])
+        && node["having"].is_null()
+        && node["qualify"].is_null()
+        && node["sample"].is_null()
+        && empty(&node["group_expressions"])
+        && node["aggregate_handling"] == "STANDARD_HANDLING";
+    if !plain {
+        return Ok(None);
+    }
+    let Ok(inner) = statement(sub.clone()).and_then(|st| select_node(st.node, &[])) else {
+        return Ok(None);
+    };
+    if !inner.semi_joins.is_empty() {
+        return Ok(None);
+    }
+    let (mut inner_tables, mut on_columns) = (Vec::new(), Vec::new());
+    if !from_tables(&inner.from, &mut inner_tables, &mut on_columns) {
+        return Ok(None);
+    }
+    if let CorrelatedKind::Scalar { .. } = kind {
+        match inner.items.as_slice() {
+            [item] if null_over_no_rows(&item.expr) => on_columns.extend(columns_in(&item.expr)),
+            _ => return Ok(None),
+        }
+    }
+    let w = &node["where_clause"];
+    let conjuncts: Vec<Value> = if w["class"] == "CONJUNCTION" && w["type"] == "CONJUNCTION_AND" {
+        w["children"].as_array().cloned().unwrap_or_default()
+    } else if w.is_null() {
+        vec![]
+    } else {
+        vec![w.clone()]
+    };
+    let mut parsed = Vec::new();
+    for c in &conjuncts {
+        let Ok(e) = serde_json::from_value::<RawExpr>(c.clone()).map_err(|_| ()).and_then(|r| expr(r).map_err(|_| ()))
+        else {
+            return Ok(None);
+        };
+        parsed.push(e);
+    }
+    let names = |v: &Value| -> Vec<String> {
+        v["column_names"]
+            .as_array()
+            .map(|a| a.iter().filter_map(|n| n.as_str().map(str::to_string)).collect())
+            .unwrap_or_default()
+    };
+    let mut candidates = Vec::new();
+    for (i, c) in conjuncts.iter().enumerate() {
+        let equality = c["class"] == "COMPARISON"
+            && c["type"] == "COMPARE_EQUAL"
+            && c["left"]["class"] == "COLUMN_REF"
+            && c["right"]["class"] == "COLUMN_REF";
+        if !equality {
+            continue;
+        }
+        let rest: Vec<Value> = conjuncts.iter().enumerate().filter(|(j, _)| *j != i).map(|(_, c)| c.clone()).collect();
+        let mut rest_columns = on_columns.clone();
+        for (j, e) in parsed.iter().enumerate() {
+            if j != i {
+                rest_columns.extend(columns_in(e));
+            }
+        }
+        for (inner_side, outer_side) in [("left", "right"), ("right", "left")] {
+            candidates.push(CorrelatedCandidate {
+                outer: names(&c[outer_side]),
+                inner: names(&c[inner_side]),
+                tree: statement_tree(&stage_statement(sub, &rest, &c[inner_side], &kind)),
+                rest_columns: rest_columns.clone(),
+            });
+        }
+    }
+    if candidates.is_empty() {
+        return Ok(None);
+    }
+    Ok(Some(Correlated { kind, inner_tables, candidates }))
 }
 
 fn select_node(node: RawNode, outer_ctes: &[Cte]) -> Result<Select> {
@@ -815,6 +1017,35 @@ mod tests {
 
     fn col(parts: &[&str]) -> Expr {
         Expr::Column(parts.iter().map(|s| s.to_string()).collect())
+    }
+
+    fn call(name: &str, args: Vec<Expr>, is_operator: bool) -> Expr {
+        Expr::Function { name: name.into(), args, is_operator }
+    }
+
+    #[test]
+    fn a_scalar_subquery_joins_only_when_it_is_null_over_no_rows() {
+        let avg = call("avg", vec![col(&["q"])], false);
+        // 0.2 * avg(q): NULL when avg is
+        assert!(null_over_no_rows(&call("*", vec![Expr::Constant(Constant::Double(0.2)), avg.clone()], true)));
+        assert!(null_over_no_rows(&Expr::Cast {
+            expr: Box::new(call("MAX", vec![col(&["q"])], false)),
+            ty: TypeName { id: "VARCHAR".into(), decimal: None },
+            try_cast: false
+        }));
+        // count is 0 over no rows; a constant alone or a column is no aggregate; coalesce hides NULL
+        assert!(!null_over_no_rows(&call("count", vec![col(&["q"])], false)));
+        assert!(!null_over_no_rows(&call("+", vec![Expr::Constant(Constant::Integer(1)), col(&["q"])], true)));
+        assert!(!null_over_no_rows(&Expr::Coalesce(vec![avg.clone(), Expr::Constant(Constant::Integer(0))])));
+        assert!(!null_over_no_rows(&call("+", vec![avg, call("count_star", vec![], false)], true)));
+    }
+
+    #[test]
+    fn a_comparison_turned_around_keeps_its_meaning() {
+        assert_eq!(CompareOp::Lt.flipped(), CompareOp::Gt);
+        assert_eq!(CompareOp::GtEq.flipped(), CompareOp::LtEq);
+        assert_eq!(CompareOp::Eq.flipped(), CompareOp::Eq);
+        assert_eq!(CompareOp::NotEq.flipped(), CompareOp::NotEq);
     }
 
     #[test]

@@ -1168,10 +1168,6 @@ pub fn select_all(name: &Qualified) -> String {
     format!("SELECT * FROM {}", name.sql())
 }
 
-pub fn create_temp_view_as(name: &Qualified, select: &str) -> String {
-    format!("CREATE OR REPLACE TEMP VIEW {} AS {}", ident(&name.name), select)
-}
-
 pub fn drop_table(name: &Qualified) -> String {
     format!("DROP TABLE IF EXISTS {}", name.sql())
 }

@@ -31,9 +31,6 @@ pub fn baseline(db: &dyn Sql, feed_table: &crate::ir::TableId, pos: &Position) -
 }
 
 pub fn capture(db: &dyn Sql, feed: &Feed, pos: &Position, name: &str, size_now: i64) -> Result<Fresh> {
-    if matches!(pos, Position::Key(_)) && feed.pending_rows == 0 {
-        return capture_range(db, feed, pos, name, size_now);
-    }
     let fresh = temp_name(name, 0);
     db.execute(&render::create_temp_table_as(
         &fresh,
@@ -46,9 +43,21 @@ pub fn capture(db: &dyn Sql, feed: &Feed, pos: &Position, name: &str, size_now: 
     if stats.rows == 0 {
         db.execute(&render::drop_table(&fresh))?;
     }
-    if let Err(e) = check_count(feed, pos, &stats, count) {
+    let expected = feed.row_count + stats.rows as i64;
+    if count != expected {
         let _ = db.execute(&render::drop_table(&fresh));
-        return Err(e);
+        return Err(Error::BrokenPromise(format!(
+            "table '{}' was declared append-only, but it holds {count} rows where {} were expected ({} at the last \
+             capture plus {} new ones past the watermark): rows were deleted{}. Its views cannot be maintained \
+             from the new rows alone: refresh with mode := 'full' to recompute and restart capture, and \
+             CALL openivm_revoke_append_only('{}') if the table does receive deletes or updates",
+            qualified(&feed.table),
+            expected,
+            feed.row_count,
+            stats.rows,
+            if matches!(pos, Position::Key(_)) { ", or inserted with a key below the largest one seen" } else { "" },
+            qualified(&feed.table),
+        )));
     }
     let (delta, stats) = if feed.pending_rows > 0 {
         let read = (stats.rows > 0).then_some(fresh.clone());
@@ -73,60 +82,5 @@ pub fn capture(db: &dyn Sql, feed: &Feed, pos: &Position, name: &str, size_now: 
         size_seen: size_now,
         net: None,
         took_pending: feed.pending_rows > 0,
-        delta_is_view: false,
     })
-}
-
-/// A key-declared table without a pending batch: the batch is the key range past the watermark
-/// up to the largest key counted now, read where it lies through a temp view, not copied (one
-/// statement counts it, and the table's rows, before anything is created). The view reads the
-/// same rows in the refresh's later transaction: rows inserted meanwhile have larger keys, or
-/// break the promise in a way the next capture's count sees.
-fn capture_range(db: &dyn Sql, feed: &Feed, pos: &Position, name: &str, size_now: i64) -> Result<Fresh> {
-    let row = db.query(&sql::range_stats(&feed.table, pos, feed.watermark.as_deref()))?;
-    let (stats, last) = DeltaStats::from_row(row.first())?;
-    let count = row.first().map(|r| r.int(3)).transpose()?.unwrap_or(0);
-    check_count(feed, pos, &stats, count)?;
-    let delta = match last.as_deref().filter(|_| stats.rows > 0) {
-        Some(last) => {
-            // Not the name a copy would take: a table left by an interrupted refresh cannot
-            // collide with the view.
-            let view = temp_name(&format!("{name}_range"), 0);
-            let rows = sql::rows_between(&feed.table, &feed.columns, pos, feed.watermark.as_deref(), last);
-            db.execute(&render::create_temp_view_as(&view, &rows))?;
-            Some(view)
-        }
-        None => None,
-    };
-    Ok(Fresh {
-        delta,
-        stats,
-        watermark: last.or_else(|| feed.watermark.clone()),
-        row_count: count,
-        size_seen: size_now,
-        net: None,
-        took_pending: false,
-        delta_is_view: true,
-    })
-}
-
-/// The promise, checked where it is cheap: the table holds the rows of the last capture plus
-/// the new ones past the watermark.
-fn check_count(feed: &Feed, pos: &Position, stats: &DeltaStats, count: i64) -> Result<()> {
-    let expected = feed.row_count + stats.rows as i64;
-    if count == expected {
-        return Ok(());
-    }
-    Err(Error::BrokenPromise(format!(
-        "table '{}' was declared append-only, but it holds {count} rows where {} were expected ({} at the last \
-         capture plus {} new ones past the watermark): rows were deleted{}. Its views cannot be maintained \
-         from the new rows alone: refresh with mode := 'full' to recompute and restart capture, and \
-         CALL openivm_revoke_append_only('{}') if the table does receive deletes or updates",
-        qualified(&feed.table),
-        expected,
-        feed.row_count,
-        stats.rows,
-        if matches!(pos, Position::Key(_)) { ", or inserted with a key below the largest one seen" } else { "" },
-        qualified(&feed.table),
-    )))
 }

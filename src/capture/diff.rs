@@ -32,7 +32,6 @@ pub fn capture(db: &dyn Sql, feed: &Feed, name: &str, size_now: i64) -> Result<F
         size_seen: size_now,
         net: Some(net),
         took_pending: false,
-        delta_is_view: false,
     })
 }
 

@@ -97,12 +97,8 @@ impl DeltaStats {
 /// A batch just captured from a table, not yet recorded in its feed.
 #[derive(Clone, Debug)]
 pub struct Fresh {
-    /// Temp table (or view, `delta_is_view`) with the read columns and the multiplicity (None:
-    /// nothing changed).
+    /// Temp table with the read columns and the multiplicity (None: nothing changed).
     pub delta: Option<Qualified>,
-    /// The delta is a temp view over the table's own rows (a key range of an append-only
-    /// table), not a copy.
-    pub delta_is_view: bool,
     pub stats: DeltaStats,
     /// The feed's state after this batch.
     pub watermark: Option<String>,
@@ -124,7 +120,6 @@ pub fn unchanged(feed: &feeds::Feed) -> Fresh {
         size_seen: feed.size_seen,
         net: None,
         took_pending: false,
-        delta_is_view: false,
     }
 }
 
@@ -155,7 +150,6 @@ pub fn rebaseline(db: &dyn Sql, feed: &feeds::Feed, size_now: i64) -> Result<Fre
         size_seen: size_now,
         net: None,
         took_pending: false,
-        delta_is_view: false,
     })
 }
 
@@ -204,13 +198,10 @@ pub fn columns_key(columns: &[ColumnDef]) -> String {
     serde_json::to_string(columns).unwrap_or_default()
 }
 
-/// Drops the temp tables (or view) a capture made.
+/// Drops the temp tables a capture made.
 pub fn discard(db: &dyn Sql, fresh: &Fresh) -> Result<()> {
-    if let Some(d) = &fresh.delta {
-        db.execute(&if fresh.delta_is_view { crate::render::drop_view(d) } else { crate::render::drop_table(d) })?;
-    }
-    if let Some(n) = &fresh.net {
-        db.execute(&crate::render::drop_table(n))?;
+    for t in [&fresh.delta, &fresh.net].into_iter().flatten() {
+        db.execute(&crate::render::drop_table(t))?;
     }
     Ok(())
 }

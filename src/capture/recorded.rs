@@ -41,7 +41,6 @@ pub fn capture(db: &dyn Sql, feed: &Feed, name: &str, size_now: i64) -> Result<F
         size_seen: size_now,
         net: None,
         took_pending: feed.pending_rows > 0,
-        delta_is_view: false,
     })
 }
 

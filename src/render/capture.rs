@@ -159,33 +159,6 @@ pub fn rows_after(base: &TableId, cols: &[ColumnDef], pos: &Position, watermark:
     )
 }
 
-/// The rows of a key-declared append-only table past `watermark` and up to `last` (the largest
-/// key a capture counted), each an insert (+1): a capture's batch read where it lies, without a
-/// copy.
-pub fn rows_between(base: &TableId, cols: &[ColumnDef], key: &Position, watermark: Option<&str>, last: &str) -> String {
-    format!(
-        "SELECT {}CAST(1 AS INTEGER) AS {} FROM {} WHERE {} AND {}",
-        plain_columns(cols),
-        ident(MULTIPLICITY),
-        table(base),
-        key.after(watermark),
-        key.up_to(Some(last))
-    )
-}
-
-/// Rows, deletes (always 0) and the largest key past the watermark of a key-declared
-/// append-only table, and the table's row count, in one statement (zonemaps skip the blocks
-/// before the watermark).
-pub fn range_stats(base: &TableId, key: &Position, watermark: Option<&str>) -> String {
-    format!(
-        "SELECT count(*)::BIGINT, 0::BIGINT, max({})::VARCHAR, ({})::BIGINT FROM {} WHERE {}",
-        key.expr(),
-        count_all(base),
-        table(base),
-        key.after(watermark)
-    )
-}
-
 /// Rows, deletes (always 0) and the largest position of a fresh append-only capture.
 pub fn fresh_stats(fresh: &Qualified, base: &TableId) -> String {
     format!(
