@@ -46,6 +46,10 @@ pub struct SemiJoin {
 ///   `SELECT inner, agg ... WHERE rest GROUP BY inner` on `outer`, keeping `x op agg`. A row
 ///   whose `outer` has no group compares with NULL and is dropped, as the join drops it.
 ///
+/// - `x op (SELECT agg ...)` not correlated at all, `agg` any expression over aggregates: the
+///   subquery has exactly one row, the stage is the subquery itself, joined with every row
+///   (a candidate without outer and inner columns).
+///
 /// SQL resolves a name in the innermost scope first, so which column of the equality is the
 /// outer one depends on the inner tables' columns: the parser offers each orientation of each
 /// candidate equality and the binder, which knows the tables, takes the one that holds.

@@ -753,7 +753,7 @@ fn semi_join_leaves(semi: Vec<SubqueryJoin>, catalog: &dyn Catalog, scope: &mut 
     let mut preds = Vec::new();
     for s in semi {
         let (x, tree, kind) = match s {
-            SubqueryJoin::In(s) => (bind_columns(s.expr, scope, catalog, false)?, s.tree, CorrelatedKind::Exists),
+            SubqueryJoin::In(s) => (Some(bind_columns(s.expr, scope, catalog, false)?), s.tree, CorrelatedKind::Exists),
             SubqueryJoin::Correlated(c) => {
                 let Some((reading, outer)) = correlated_reading(&c, catalog, scope)? else {
                     return Err(Error::Unsupported(
@@ -771,12 +771,14 @@ fn semi_join_leaves(semi: Vec<SubqueryJoin>, catalog: &dyn Catalog, scope: &mut 
         };
         let leaf = scope.leaves.len();
         let key = |stage: &ResolvedTable, i: usize| Expr::Bound { leaf, column: stage.columns[i].name.clone() };
-        match (&kind, stage.columns.len()) {
-            (CorrelatedKind::Exists, 1) => preds.push(eq(x, key(&stage, 0))),
-            (CorrelatedKind::Scalar { x: compared, op }, 2) => {
+        match (&kind, x, stage.columns.len()) {
+            (CorrelatedKind::Exists, Some(x), 1) => preds.push(eq(x, key(&stage, 0))),
+            (CorrelatedKind::Scalar { x: compared, op }, outer, n) if n == 1 + usize::from(outer.is_some()) => {
                 let compared = bind_columns(compared.clone(), scope, catalog, false)?;
-                preds.push(eq(x, key(&stage, 0)));
-                preds.push(Expr::Compare { op: *op, left: Box::new(compared), right: Box::new(key(&stage, 1)) });
+                if let Some(outer) = outer {
+                    preds.push(eq(outer, key(&stage, 0)));
+                }
+                preds.push(Expr::Compare { op: *op, left: Box::new(compared), right: Box::new(key(&stage, n - 1)) });
             }
             _ => return bind_error("an IN subquery must return one column".into()),
         }
@@ -796,12 +798,13 @@ fn eq(left: Expr, right: Expr) -> Expr {
 /// The reading of a correlated subquery that holds, with its outer column bound: the one whose
 /// inner column and other columns are the subquery's tables' own and whose outer column is not
 /// (SQL resolves a name in the innermost scope first) but is the outer query's. None when no
-/// reading holds (the subquery is correlated otherwise, or not at all).
+/// reading holds (the subquery is correlated otherwise). The reading of an uncorrelated scalar
+/// (no outer column) holds when every column it names is the subquery's own.
 fn correlated_reading<'a>(
     c: &'a Correlated,
     catalog: &dyn Catalog,
     scope: &Scope,
-) -> Result<Option<(&'a CorrelatedCandidate, Expr)>> {
+) -> Result<Option<(&'a CorrelatedCandidate, Option<Expr>)>> {
     let mut tables: Vec<(String, Vec<String>)> = Vec::new();
     for (name, alias) in &c.inner_tables {
         let Some(t) = catalog.table(name)? else {
@@ -817,11 +820,17 @@ fn correlated_reading<'a>(
         _ => false,
     };
     for reading in &c.candidates {
-        if !inside(&reading.inner) || inside(&reading.outer) || !reading.rest_columns.iter().all(|p| inside(p)) {
+        if !reading.rest_columns.iter().all(|p| inside(p)) {
+            continue;
+        }
+        if reading.outer.is_empty() {
+            return Ok(Some((reading, None)));
+        }
+        if !inside(&reading.inner) || inside(&reading.outer) {
             continue;
         }
         if let Ok(outer) = bind_columns(Expr::Column(reading.outer.clone()), scope, catalog, false) {
-            return Ok(Some((reading, outer)));
+            return Ok(Some((reading, Some(outer))));
         }
     }
     Ok(None)

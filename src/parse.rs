@@ -414,12 +414,16 @@ fn correlated(sub: &Value, kind: CorrelatedKind) -> Result<Option<Correlated>> {
     if !from_tables(&inner.from, &mut inner_tables, &mut on_columns) {
         return Ok(None);
     }
-    if let CorrelatedKind::Scalar { .. } = kind {
-        match inner.items.as_slice() {
-            [item] if null_over_no_rows(&item.expr) => on_columns.extend(columns_in(&item.expr)),
-            _ => return Ok(None),
+    // A scalar's one item: joined on a correlation only if NULL over no rows; uncorrelated
+    // only if it aggregates (then the subquery has exactly one row).
+    let (correlatable, global) = match (&kind, inner.items.as_slice()) {
+        (CorrelatedKind::Exists, _) => (true, false),
+        (CorrelatedKind::Scalar { .. }, [item]) => {
+            on_columns.extend(columns_in(&item.expr));
+            (null_over_no_rows(&item.expr), aggregates(&item.expr))
         }
-    }
+        (CorrelatedKind::Scalar { .. }, _) => return Ok(None),
+    };
     let w = &node["where_clause"];
     let conjuncts: Vec<Value> = if w["class"] == "CONJUNCTION" && w["type"] == "CONJUNCTION_AND" {
         w["children"].as_array().cloned().unwrap_or_default()
@@ -448,7 +452,7 @@ fn correlated(sub: &Value, kind: CorrelatedKind) -> Result<Option<Correlated>> {
             && c["type"] == "COMPARE_EQUAL"
             && c["left"]["class"] == "COLUMN_REF"
             && c["right"]["class"] == "COLUMN_REF";
-        if !equality {
+        if !equality || !correlatable {
             continue;
         }
         let rest: Vec<Value> = conjuncts.iter().enumerate().filter(|(j, _)| *j != i).map(|(_, c)| c.clone()).collect();
@@ -467,10 +471,40 @@ fn correlated(sub: &Value, kind: CorrelatedKind) -> Result<Option<Correlated>> {
             });
         }
     }
+    if global {
+        // Not correlated at all (the binder checks every column is the subquery's own): the
+        // stage is the subquery itself, one row, joined with every row.
+        let mut all = on_columns.clone();
+        all.extend(parsed.iter().flat_map(columns_in));
+        let mut whole = sub.clone();
+        whole["node"]["select_list"][0]["alias"] = Value::String("subquery_value".into());
+        candidates.push(CorrelatedCandidate {
+            outer: vec![],
+            inner: vec![],
+            tree: statement_tree(&whole),
+            rest_columns: all,
+        });
+    }
     if candidates.is_empty() {
         return Ok(None);
     }
     Ok(Some(Correlated { kind, inner_tables, candidates }))
+}
+
+/// Whether `e` calls an aggregate (a query without GROUP BY whose select list does has exactly
+/// one row).
+fn aggregates(e: &Expr) -> bool {
+    let mut found = false;
+    e.visit(&mut |e| {
+        found |= match e {
+            Expr::Aggregate(_) => true,
+            Expr::Function { name, is_operator: false, .. } => {
+                matches!(name.to_ascii_lowercase().as_str(), "sum" | "avg" | "min" | "max" | "count" | "count_star")
+            }
+            _ => false,
+        }
+    });
+    found
 }
 
 fn select_node(node: RawNode, outer_ctes: &[Cte]) -> Result<Select> {
