@@ -293,15 +293,10 @@ fn correlated_conjunct(c: &RawExpr) -> Result<Option<Correlated>> {
     if c.class != "COMPARISON" {
         return Ok(None);
     }
-    let op = match c.kind.as_str() {
-        "COMPARE_EQUAL" => CompareOp::Eq,
-        "COMPARE_NOTEQUAL" => CompareOp::NotEq,
-        "COMPARE_LESSTHAN" => CompareOp::Lt,
-        "COMPARE_GREATERTHAN" => CompareOp::Gt,
-        "COMPARE_LESSTHANOREQUALTO" => CompareOp::LtEq,
-        "COMPARE_GREATERTHANOREQUALTO" => CompareOp::GtEq,
+    let op = match compare_op(&c.kind) {
         // IS [NOT] DISTINCT FROM is true or false against NULL: the join would drop rows it keeps.
-        _ => return Ok(None),
+        Some(CompareOp::DistinctFrom | CompareOp::NotDistinctFrom) | None => return Ok(None),
+        Some(op) => op,
     };
     let scalar = |e: &Option<Box<RawExpr>>| {
         e.as_deref().filter(|e| e.class == "SUBQUERY" && e.subquery_type == "SCALAR").and_then(|e| e.subquery.clone())
@@ -314,6 +309,21 @@ fn correlated_conjunct(c: &RawExpr) -> Result<Option<Correlated>> {
     let Some(x) = x else { return Ok(None) };
     let Ok(x) = expr(*x) else { return Ok(None) };
     correlated(&sub, CorrelatedKind::Scalar { x, op })
+}
+
+/// The comparison of a parse tree's COMPARISON type name.
+fn compare_op(kind: &str) -> Option<CompareOp> {
+    Some(match kind {
+        "COMPARE_EQUAL" => CompareOp::Eq,
+        "COMPARE_NOTEQUAL" => CompareOp::NotEq,
+        "COMPARE_LESSTHAN" => CompareOp::Lt,
+        "COMPARE_GREATERTHAN" => CompareOp::Gt,
+        "COMPARE_LESSTHANOREQUALTO" => CompareOp::LtEq,
+        "COMPARE_GREATERTHANOREQUALTO" => CompareOp::GtEq,
+        "COMPARE_DISTINCT_FROM" => CompareOp::DistinctFrom,
+        "COMPARE_NOT_DISTINCT_FROM" => CompareOp::NotDistinctFrom,
+        _ => return None,
+    })
 }
 
 /// The column references in `e`.
@@ -814,16 +824,8 @@ fn expr(mut e: RawExpr) -> Result<Expr> {
             }
         }
         "COMPARISON" => {
-            let op = match e.kind.as_str() {
-                "COMPARE_EQUAL" => CompareOp::Eq,
-                "COMPARE_NOTEQUAL" => CompareOp::NotEq,
-                "COMPARE_LESSTHAN" => CompareOp::Lt,
-                "COMPARE_GREATERTHAN" => CompareOp::Gt,
-                "COMPARE_LESSTHANOREQUALTO" => CompareOp::LtEq,
-                "COMPARE_GREATERTHANOREQUALTO" => CompareOp::GtEq,
-                "COMPARE_DISTINCT_FROM" => CompareOp::DistinctFrom,
-                "COMPARE_NOT_DISTINCT_FROM" => CompareOp::NotDistinctFrom,
-                other => return unsupported(format!("comparison {other}")),
+            let Some(op) = compare_op(&e.kind) else {
+                return unsupported(format!("comparison {}", e.kind));
             };
             Ok(Expr::Compare { op, left: boxed(e.left, "comparison")?, right: boxed(e.right, "comparison")? })
         }
