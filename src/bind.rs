@@ -752,6 +752,8 @@ fn flattens(select: &Select) -> bool {
 fn semi_join_leaves(semi: Vec<SubqueryJoin>, catalog: &dyn Catalog, scope: &mut Scope) -> Result<Vec<Expr>> {
     let mut preds = Vec::new();
     for s in semi {
+        // (the column the stage's first column must equal, the stage's query, its kind): an IN
+        // subquery joins like an EXISTS on its expression
         let (x, tree, kind) = match s {
             SubqueryJoin::In(s) => (Some(bind_columns(s.expr, scope, catalog, false)?), s.tree, CorrelatedKind::Exists),
             SubqueryJoin::Correlated(c) => {
@@ -780,7 +782,8 @@ fn semi_join_leaves(semi: Vec<SubqueryJoin>, catalog: &dyn Catalog, scope: &mut 
                 }
                 preds.push(Expr::Compare { op: *op, left: Box::new(compared), right: Box::new(key(&stage, n - 1)) });
             }
-            _ => return bind_error("an IN subquery must return one column".into()),
+            (CorrelatedKind::Exists, ..) => return bind_error("an IN subquery must return one column".into()),
+            _ => return bind_error("a scalar subquery must return one column".into()),
         }
         if !scope.upstream.contains(&stage.id) {
             scope.upstream.push(stage.id.clone());
