@@ -17,7 +17,6 @@ use crate::render::{self, Qualified};
 use crate::sql::capture::CURSORS;
 use crate::sql::capture::CURSORS_DELETE;
 use crate::sql::capture::CURSORS_STALE;
-use crate::sql::capture::CURSOR_ADVANCE;
 use crate::sql::capture::CURSOR_SET;
 use crate::sql::capture::FEEDS_OF_VIEW;
 use crate::sql::capture::FEED_DELETE;
@@ -26,7 +25,6 @@ use crate::sql::capture::FEED_INSERT;
 use crate::sql::capture::FEED_MIN_CURSOR;
 use crate::sql::capture::FEED_NEXT_ID;
 use crate::sql::capture::FEED_SET_COLUMNS;
-use crate::sql::capture::FEED_UPDATE;
 
 /// The internal schema of the database holding the metadata.
 pub const SCHEMA: &str = "openivm";
@@ -115,11 +113,11 @@ impl Feed {
     }
 
     /// The feed's row as `feeds_update` writes it.
-    fn row<'a>(&'a self, key_column: &'a str) -> sql::FeedRow<'a> {
+    fn row(&self) -> sql::FeedRow<'_> {
         sql::FeedRow {
             id: self.id,
             source: self.kind.as_str(),
-            key_column,
+            key_column: self.kind.key_column(),
             watermark: self.watermark.as_deref(),
             row_count: self.row_count,
             size_seen: self.size_seen,
@@ -130,20 +128,7 @@ impl Feed {
     }
 
     pub fn save(&self, db: &dyn Sql) -> Result<()> {
-        FEED_UPDATE.run(
-            db,
-            [
-                self.kind.as_str(),
-                &self.kind.key_column(),
-                self.watermark.as_deref().unwrap_or(""),
-                &self.row_count.to_string(),
-                &self.size_seen.to_string(),
-                &self.seq.to_string(),
-                &self.log_rows.to_string(),
-                &self.pending_rows.to_string(),
-                &self.id.to_string(),
-            ],
-        )
+        db.execute(&sql::feeds_update(&[self.row()]))
     }
 }
 
@@ -399,9 +384,7 @@ impl Bookkeeping {
         if !self.cursors.is_empty() {
             db.execute(&sql::cursors_advance(schema, view, &self.cursors))?;
         }
-        let saved: Vec<&Feed> = feeds.filter(|f| self.feeds.contains(&f.id)).collect();
-        let keys: Vec<String> = saved.iter().map(|f| f.kind.key_column()).collect();
-        let rows: Vec<sql::FeedRow> = saved.iter().zip(&keys).map(|(f, k)| f.row(k)).collect();
+        let rows: Vec<sql::FeedRow> = feeds.filter(|f| self.feeds.contains(&f.id)).map(Feed::row).collect();
         if !rows.is_empty() {
             db.execute(&sql::feeds_update(&rows))?;
         }
@@ -448,7 +431,6 @@ pub fn commit(
         feed.row_count = fresh.row_count;
         feed.size_seen = fresh.size_seen;
     }
-    let seq = feed.seq.to_string();
     if let Some(book) = book.filter(|_| attached && feed.log_rows == 0) {
         if feed.cursor != feed.seq {
             book.cursors.push((feed.id, feed.seq));
@@ -461,10 +443,10 @@ pub fn commit(
     }
     if attached {
         if feed.cursor != feed.seq {
-            CURSOR_ADVANCE.run(db, [&seq, schema, view, &feed.id.to_string()])?;
+            db.execute(&sql::cursors_advance(schema, view, &[(feed.id, feed.seq)]))?;
         }
     } else {
-        CURSOR_SET.run(db, [schema, view, &feed.id.to_string(), &seq])?;
+        CURSOR_SET.run(db, [schema, view, &feed.id.to_string(), &feed.seq.to_string()])?;
         feed.consumers += 1;
     }
     feed.cursor = feed.seq;
@@ -484,7 +466,6 @@ fn drop_pending(db: &dyn Sql, feed: &mut Feed) -> Result<()> {
     Ok(())
 }
 
-/// Drops logged batches that every view of the feed has applied.
 /// Appends batch `seq` of feed `id` (committed without logging by a round of refreshes) to the
 /// log if some view of the feed has not applied it.
 pub fn log_for_laggards(db: &dyn Sql, catalog: &str, id: i64, fresh: &Fresh, seq: i64) -> Result<()> {

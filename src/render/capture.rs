@@ -299,12 +299,12 @@ pub fn union_of(parts: &[String]) -> String {
     list(parts, " UNION ALL ", |p| p.clone())
 }
 
-/// One feed row as a refresh leaves it (`feeds_update`).
+/// One feed row as a capture leaves it (`feeds_update`).
 pub struct FeedRow<'a> {
     pub id: i64,
     pub source: &'a str,
     /// '' = NULL (rowid), as stored.
-    pub key_column: &'a str,
+    pub key_column: String,
     pub watermark: Option<&'a str>,
     pub row_count: i64,
     pub size_seen: i64,
@@ -317,15 +317,16 @@ fn opt_literal(v: Option<&str>) -> String {
     v.filter(|v| !v.is_empty()).map_or_else(|| "NULL".to_string(), literal)
 }
 
-/// Every feed row a refresh changed, written in one statement (a statement costs about a
-/// millisecond; literals here cost less than parameters unnested from JSON).
+/// Feed rows written in one statement: every feed a refresh changed, or one (`Feed::save`).
+/// A statement costs about a millisecond; literals here cost less than parameters unnested
+/// from JSON.
 pub fn feeds_update(rows: &[FeedRow]) -> String {
     let values = list(rows, ", ", |r| {
         format!(
             "({}, {}, {}, {}, {}, {}, {}, {}, {})",
             r.id,
             literal(r.source),
-            opt_literal(Some(r.key_column)),
+            opt_literal(Some(&r.key_column)),
             opt_literal(r.watermark),
             r.row_count,
             r.size_seen,
@@ -343,7 +344,7 @@ pub fn feeds_update(rows: &[FeedRow]) -> String {
     )
 }
 
-/// A view's cursor moves (feed id, new seq), in one statement.
+/// A view's cursor moves (feed id, new seq), in one statement (one move or all of a refresh's).
 pub fn cursors_advance(schema: &str, view: &str, moves: &[(i64, i64)]) -> String {
     let values = list(moves, ", ", |(id, seq)| format!("({id}, {seq})"));
     format!(
@@ -410,7 +411,7 @@ mod tests {
         let row = FeedRow {
             id: 3,
             source: "append_only",
-            key_column: "",
+            key_column: String::new(),
             watermark: Some("it's 9"),
             row_count: 10,
             size_seen: 12,
