@@ -139,22 +139,20 @@ impl Cache {
     /// (a bind-time check: a view dropped since is still found by the refresh's revalidation,
     /// and `openivm_drop` forgets it).
     pub fn knows(&mut self, db: &dyn Sql, name: &str) -> Result<bool> {
-        let defaults = self.defaults(db)?;
-        let key = key_of(&view_location(&defaults, name)?);
+        let key = self.key(db, name)?;
         Ok(self.views.contains_key(&key) || self.fulls.contains(&key))
     }
 
     /// How the view `name` is maintained: known from the cache, else read from its metadata row.
     pub fn strategy(&mut self, db: &dyn Sql, name: &str) -> Result<Strategy> {
-        let defaults = self.defaults(db)?;
-        let key = key_of(&view_location(&defaults, name)?);
+        let key = self.key(db, name)?;
         if let Some(c) = self.views.get(&key) {
             return Ok(c.view.strategy);
         }
         if self.fulls.contains(&key) {
             return Ok(Strategy::Full);
         }
-        let strategy = find_view(db, &defaults, name)?.strategy;
+        let strategy = find_view(db, &self.defaults(db)?, name)?.strategy;
         if strategy == Strategy::Full {
             self.fulls.insert(key);
         }
@@ -165,9 +163,13 @@ impl Cache {
     /// needs no upstream order, and so no catalog read besides its own. (The cache is the
     /// instance's, and openivm_create / openivm_drop replace its entries.)
     pub fn reads_no_maintained_view(&mut self, db: &dyn Sql, name: &str) -> Result<bool> {
-        let defaults = self.defaults(db)?;
-        let key = key_of(&view_location(&defaults, name)?);
+        let key = self.key(db, name)?;
         Ok(self.views.get(&key).is_some_and(|c| c.q.upstream.is_empty()))
+    }
+
+    /// The cache key of the view `name` as written (resolved against the default database).
+    fn key(&mut self, db: &dyn Sql, name: &str) -> Result<String> {
+        Ok(key_of(&view_location(&self.defaults(db)?, name)?))
     }
 
     pub fn defaults(&mut self, db: &dyn Sql) -> Result<(String, String)> {
