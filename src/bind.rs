@@ -653,7 +653,8 @@ fn check_function(name: &str, is_operator: bool, allow_aggregates: bool, catalog
     }
 }
 
-fn contains_aggregate(e: &Expr) -> bool {
+/// Whether `e` calls a supported aggregate (also read by the parser, for scalar subqueries).
+pub(crate) fn contains_aggregate(e: &Expr) -> bool {
     let mut found = false;
     e.visit(&mut |x| match x {
         Expr::Function { name, is_operator: false, .. } => found |= aggregate_func(name).is_some(),

@@ -11,7 +11,9 @@ use crate::ast::{
     AggCall, CompareOp, Constant, Correlated, CorrelatedCandidate, CorrelatedKind, Expr, FromItem, Select, SelectItem,
     SemiJoin, SubqueryJoin, TableName, TypeName,
 };
+use crate::bind::{aggregate_func, contains_aggregate};
 use crate::error::{Error, Result};
+use crate::ir::AggFunc;
 
 #[derive(Deserialize)]
 struct RawParse {
@@ -342,7 +344,8 @@ fn columns_in(e: &Expr) -> Vec<Vec<String>> {
 fn null_over_no_rows(e: &Expr) -> bool {
     match e {
         Expr::Function { name, args, is_operator: false } => {
-            matches!(name.to_ascii_lowercase().as_str(), "sum" | "avg" | "min" | "max") && args.len() == 1
+            matches!(aggregate_func(name), Some(AggFunc::Sum | AggFunc::Avg | AggFunc::Min | AggFunc::Max))
+                && args.len() == 1
         }
         Expr::Function { name, args, is_operator: true } if matches!(name.as_str(), "+" | "-" | "*" | "/") => {
             args.iter().any(null_over_no_rows)
@@ -430,7 +433,7 @@ fn correlated(sub: &Value, kind: CorrelatedKind) -> Result<Option<Correlated>> {
         (CorrelatedKind::Exists, _) => (true, false),
         (CorrelatedKind::Scalar { .. }, [item]) => {
             on_columns.extend(columns_in(&item.expr));
-            (null_over_no_rows(&item.expr), aggregates(&item.expr))
+            (null_over_no_rows(&item.expr), contains_aggregate(&item.expr))
         }
         (CorrelatedKind::Scalar { .. }, _) => return Ok(None),
     };
@@ -442,27 +445,20 @@ fn correlated(sub: &Value, kind: CorrelatedKind) -> Result<Option<Correlated>> {
     } else {
         vec![w.clone()]
     };
-    let mut parsed = Vec::new();
-    for c in &conjuncts {
-        let Ok(e) = serde_json::from_value::<RawExpr>(c.clone()).map_err(|_| ()).and_then(|r| expr(r).map_err(|_| ()))
-        else {
-            return Ok(None);
-        };
-        parsed.push(e);
-    }
-    let names = |v: &Value| -> Vec<String> {
-        v["column_names"]
-            .as_array()
-            .map(|a| a.iter().filter_map(|n| n.as_str().map(str::to_string)).collect())
-            .unwrap_or_default()
+    // The same conjuncts as parsed with the subquery (one by one, in order).
+    let parsed = match inner.where_clause {
+        Some(Expr::And(all)) if conjuncts.len() > 1 => all,
+        Some(one) => vec![one],
+        None => vec![],
     };
+    if parsed.len() != conjuncts.len() {
+        return Ok(None);
+    }
     let mut candidates = Vec::new();
     for (i, c) in conjuncts.iter().enumerate() {
-        let equality = c["class"] == "COMPARISON"
-            && c["type"] == "COMPARE_EQUAL"
-            && c["left"]["class"] == "COLUMN_REF"
-            && c["right"]["class"] == "COLUMN_REF";
-        if !equality || !correlatable {
+        let Expr::Compare { op: CompareOp::Eq, left, right } = &parsed[i] else { continue };
+        let (Expr::Column(left), Expr::Column(right)) = (&**left, &**right) else { continue };
+        if !correlatable {
             continue;
         }
         let rest: Vec<Value> = conjuncts.iter().enumerate().filter(|(j, _)| *j != i).map(|(_, c)| c.clone()).collect();
@@ -472,10 +468,10 @@ fn correlated(sub: &Value, kind: CorrelatedKind) -> Result<Option<Correlated>> {
                 rest_columns.extend(columns_in(e));
             }
         }
-        for (inner_side, outer_side) in [("left", "right"), ("right", "left")] {
+        for (inner_side, inner, outer) in [("left", left, right), ("right", right, left)] {
             candidates.push(CorrelatedCandidate {
-                outer: names(&c[outer_side]),
-                inner: names(&c[inner_side]),
+                outer: outer.clone(),
+                inner: inner.clone(),
                 tree: statement_tree(&stage_statement(sub, &rest, &c[inner_side], &kind)),
                 rest_columns: rest_columns.clone(),
             });
@@ -499,22 +495,6 @@ fn correlated(sub: &Value, kind: CorrelatedKind) -> Result<Option<Correlated>> {
         return Ok(None);
     }
     Ok(Some(Correlated { kind, inner_tables, candidates }))
-}
-
-/// Whether `e` calls an aggregate (a query without GROUP BY whose select list does has exactly
-/// one row).
-fn aggregates(e: &Expr) -> bool {
-    let mut found = false;
-    e.visit(&mut |e| {
-        found |= match e {
-            Expr::Aggregate(_) => true,
-            Expr::Function { name, is_operator: false, .. } => {
-                matches!(name.to_ascii_lowercase().as_str(), "sum" | "avg" | "min" | "max" | "count" | "count_star")
-            }
-            _ => false,
-        }
-    });
-    found
 }
 
 fn select_node(node: RawNode, outer_ctes: &[Cte]) -> Result<Select> {
