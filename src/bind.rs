@@ -1466,15 +1466,7 @@ pub mod tests {
         assert_eq!(aggregates[0].arg, Some(Expr::Bound { leaf: 0, column: "amount".into() }));
         assert!(q.recomputed_aggregates().is_empty());
         // a DOUBLE input is recomputed per group
-        let s = Select {
-            items: vec![SelectItem { expr: func("stddev", vec![col("e", "amount")]), alias: None }],
-            from: table("event", "e"),
-            where_clause: None,
-            group_by: vec![],
-            group_by_all: false,
-            presentation: Default::default(),
-            semi_joins: vec![],
-        };
+        let s = outer_with(table("event", "e"), func("stddev", vec![col("e", "amount")]));
         let q = bind(s, &cat).unwrap();
         assert_eq!(q.recomputed_aggregates().len(), 1);
         // which inputs are exact, and a DECIMAL's scale
@@ -1490,20 +1482,13 @@ pub mod tests {
     #[test]
     fn using_and_star() {
         let cat = TestCatalog::star();
-        let s = Select {
-            items: vec![SelectItem { expr: Expr::Star { relation: None }, alias: None }],
-            from: FromItem::Join {
-                left: Box::new(table("fact", "f")),
-                right: Box::new(table("product", "p")),
-                on: None,
-                using: vec!["pid".into()],
-            },
-            where_clause: None,
-            group_by: vec![],
-            group_by_all: false,
-            presentation: Default::default(),
-            semi_joins: vec![],
+        let using = FromItem::Join {
+            left: Box::new(table("fact", "f")),
+            right: Box::new(table("product", "p")),
+            on: None,
+            using: vec!["pid".into()],
         };
+        let s = outer_with(using, Expr::Star { relation: None });
         let q = bind(s, &cat).unwrap();
         let Shape::Bag { outputs, .. } = q.shape else { panic!() };
         // fact's 4 columns, then product's name (its pid is merged by USING).
