@@ -13,6 +13,9 @@ pub struct Select {
     pub group_by: Vec<Expr>,
     /// `GROUP BY ALL`: grouped by every select item without an aggregate.
     pub group_by_all: bool,
+    /// `GROUPING SETS` / `ROLLUP` / `CUBE`: each set as positions in `group_by` (DuckDB's parser
+    /// expands ROLLUP and CUBE into their sets); None for a plain GROUP BY (one set of every key).
+    pub grouping_sets: Option<Vec<Vec<usize>>>,
     /// What applies to the result as it is read: HAVING, DISTINCT, ORDER BY, LIMIT/OFFSET.
     pub presentation: Presentation<Expr>,
     /// `WHERE ... AND x IN (SELECT ...)`, `EXISTS (...)`, `x < (SELECT avg(..) ...)`:

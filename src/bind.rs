@@ -5,11 +5,14 @@
 //! rewrites the select list over the stored columns of the result.
 
 use crate::ast::{
-    AggCall, CompareOp, Correlated, CorrelatedCandidate, CorrelatedKind, Expr, FromItem, OrderItem, Presentation,
-    Select, SubqueryJoin, TableName,
+    AggCall, CompareOp, Constant, Correlated, CorrelatedCandidate, CorrelatedKind, Expr, FromItem, OrderItem,
+    Presentation, Select, SubqueryJoin, TableName,
 };
 use crate::error::{Error, Result};
-use crate::ir::{stored, AggFunc, Aggregate, ColumnDef, Leaf, OrderKey, Shape, SourceView, TableId, ViewQuery};
+use crate::ir::{
+    stored, AggFunc, Aggregate, ColumnDef, GroupingSets, Leaf, OrderKey, Shape, SourceView, TableId, ViewQuery,
+};
+use crate::parse::GROUPING;
 
 /// Joins above this many leaves are refused: the term count is 2^N - 1.
 pub const MAX_LEAVES: usize = 16;
@@ -203,16 +206,26 @@ pub fn bind(select: Select, catalog: &dyn Catalog) -> Result<ViewQuery> {
                 }
             }
         }
+        let sets = match select.grouping_sets {
+            Some(_) if keys.len() > GroupingSets::MAX_KEYS => {
+                return Err(Error::Unsupported(format!("GROUPING SETS over more than {} keys", GroupingSets::MAX_KEYS)))
+            }
+            Some(sets) => Some(GroupingSets { sets, keys: keys.len() }),
+            None => None,
+        };
         let mut aggregates = Vec::new();
-        let outputs =
-            items.into_iter().map(|(e, _)| over_stored(e, &keys, &mut aggregates)).collect::<Result<Vec<_>>>()?;
-        having_stored = having.map(|h| over_stored(h, &keys, &mut aggregates)).transpose()?;
+        let stored = |e: Expr, aggregates: &mut Vec<Aggregate>| over_stored(e, &keys, sets.as_ref(), aggregates);
+        let outputs = items.into_iter().map(|(e, _)| stored(e, &mut aggregates)).collect::<Result<Vec<_>>>()?;
+        having_stored = having.map(|h| stored(h, &mut aggregates)).transpose()?;
         for (n, e) in order_exprs {
-            order_by[n].key = OrderKey::Stored(over_stored(e, &keys, &mut aggregates)?);
+            order_by[n].key = OrderKey::Stored(stored(e, &mut aggregates)?);
         }
-        Shape::Grouped { keys, aggregates, outputs }
+        Shape::Grouped { keys, aggregates, outputs, sets }
     } else {
         let outputs: Vec<Expr> = items.into_iter().map(|(e, _)| e).collect();
+        if outputs.iter().any(calls_grouping) {
+            return bind_error("GROUPING() in a query without GROUP BY".into());
+        }
         for (n, e) in order_exprs {
             // Without GROUP BY the stored result holds the outputs only: a key must be one.
             match outputs.iter().position(|o| o == &e) {
@@ -236,6 +249,12 @@ pub fn bind(select: Select, catalog: &dyn Catalog) -> Result<ViewQuery> {
 
     unique_aliases(&mut scope.leaves, &scope.visible);
     type_and_check(&scope.leaves, &predicates, &mut shape, &item_exprs, catalog)?;
+    // A row counts in a group of every set, so a group cannot be recomputed alone.
+    if let Shape::Grouped { sets: Some(_), aggregates, .. } = &shape {
+        if let Some(a) = aggregates.iter().find(|a| a.func == AggFunc::Recomputed) {
+            return Err(Error::Unsupported(format!("{} with GROUPING SETS, ROLLUP or CUBE", a.display())));
+        }
+    }
 
     let mut used_columns = vec![Vec::<String>::new(); scope.leaves.len()];
     let mut note = |e: &Expr| {
@@ -313,6 +332,8 @@ fn type_and_check(
     items: &[Expr],
     catalog: &dyn Catalog,
 ) -> Result<()> {
+    // GROUPING() reads the grouping set, not the leaves: typed as the BIGINT it gives.
+    let items: Vec<Expr> = items.iter().map(|e| typed_grouping(e.clone())).collect();
     let mut roots: Vec<Expr> = predicates.to_vec();
     match &*shape {
         Shape::Grouped { keys, aggregates, .. } => {
@@ -641,6 +662,10 @@ fn check_function(name: &str, is_operator: bool, allow_aggregates: bool, catalog
     if aggregate_func(name).is_some() {
         return if allow_aggregates { Ok(true) } else { outside() };
     }
+    if name == GROUPING {
+        // Not an aggregate, but like one it reads the groups: where aggregates are.
+        return if allow_aggregates { Ok(false) } else { outside() };
+    }
     crate::session::check_function(name)?;
     if crate::session::CLOCK_FUNCTIONS.iter().any(|f| f.eq_ignore_ascii_case(name)) {
         return Err(Error::Refused(format!("the non-deterministic function {name}()")));
@@ -967,11 +992,19 @@ fn bind_group_key(g: Expr, items: &[(Expr, Option<String>)], scope: &Scope, cata
 
 /// Rewrites a select item of a grouped query over the stored columns: group keys become
 /// `openivm_g<i>`, aggregates `openivm_a<j>` (recorded in `aggregates`).
-fn over_stored(e: Expr, keys: &[Expr], aggregates: &mut Vec<Aggregate>) -> Result<Expr> {
+fn over_stored(e: Expr, keys: &[Expr], sets: Option<&GroupingSets>, aggregates: &mut Vec<Aggregate>) -> Result<Expr> {
     if let Some(i) = keys.iter().position(|k| k == &e) {
         return Ok(Expr::column(&stored::group(i)));
     }
     match e {
+        Expr::Function { name, args, is_operator: false } if name == GROUPING => {
+            let positions = args
+                .iter()
+                .map(|a| keys.iter().position(|k| k == a))
+                .collect::<Option<Vec<usize>>>()
+                .ok_or_else(|| Error::Bind("the arguments of GROUPING() must be GROUP BY keys".into()))?;
+            Ok(grouping_over_stored(sets, &positions))
+        }
         Expr::Function { name, mut args, is_operator: false } if aggregate_func(&name).is_some() => {
             let func = aggregate_func(&name).expect("checked");
             if args.iter().any(contains_aggregate) {
@@ -999,7 +1032,7 @@ fn over_stored(e: Expr, keys: &[Expr], aggregates: &mut Vec<Aggregate>) -> Resul
             let extremum = matches!(aggregate_func(&call.name), Some(AggFunc::Min | AggFunc::Max));
             if extremum && call.order_by.is_empty() && call.filter.is_none() && call.args.len() == 1 {
                 let plain = Expr::Function { name: call.name, args: call.args, is_operator: false };
-                return over_stored(plain, keys, aggregates);
+                return over_stored(plain, keys, sets, aggregates);
             }
             let agg = Aggregate { func: AggFunc::Recomputed, arg: None, arg_type: None, call: Some(*call) };
             Ok(Expr::column(&stored::agg(add_aggregate(aggregates, agg))))
@@ -1007,8 +1040,52 @@ fn over_stored(e: Expr, keys: &[Expr], aggregates: &mut Vec<Aggregate>) -> Resul
         Expr::Bound { leaf: _, column } => bind_error(format!(
             "column '{column}' must appear in the GROUP BY clause or be used in an aggregate function"
         )),
-        other => other.map_children(&mut |c| over_stored(c, keys, aggregates)),
+        other => other.map_children(&mut |c| over_stored(c, keys, sets, aggregates)),
     }
+}
+
+/// `GROUPING(k_1, ...)` over the stored result: a constant per grouping set, chosen by the
+/// stored set id (0 without grouping sets: every key is in the one set).
+fn grouping_over_stored(sets: Option<&GroupingSets>, positions: &[usize]) -> Expr {
+    let Some(g) = sets else {
+        return Expr::Constant(Constant::Integer(0));
+    };
+    let checks = g
+        .sets
+        .iter()
+        .map(|set| {
+            let id = g.id(set);
+            let is_set = Expr::Compare {
+                op: CompareOp::Eq,
+                left: Box::new(Expr::column(stored::GROUPING_SET)),
+                right: Box::new(Expr::Constant(Constant::Integer(id.into()))),
+            };
+            (is_set, Expr::Constant(Constant::Integer(g.grouping(id, positions).into())))
+        })
+        .collect();
+    Expr::Case { checks, otherwise: Box::new(Expr::Constant(Constant::Null)) }
+}
+
+/// `e` with each GROUPING() call replaced by a BIGINT NULL, for asking DuckDB its types.
+fn typed_grouping(e: Expr) -> Expr {
+    e.rewrite(&mut |x| -> std::result::Result<Expr, std::convert::Infallible> {
+        Ok(match x {
+            Expr::Function { name, is_operator: false, .. } if name == GROUPING => Expr::Cast {
+                expr: Box::new(Expr::Constant(Constant::Null)),
+                ty: crate::ast::TypeName { id: "BIGINT".into(), decimal: None },
+                try_cast: false,
+            },
+            other => other,
+        })
+    })
+    .unwrap_or_else(|never| match never {})
+}
+
+/// Whether `e` calls GROUPING().
+fn calls_grouping(e: &Expr) -> bool {
+    let mut found = false;
+    e.visit(&mut |x| found |= matches!(x, Expr::Function { name, is_operator: false, .. } if name == GROUPING));
+    found
 }
 
 /// The index of `agg` among the view's aggregates, added if it is new (equal calls share one).
@@ -1105,6 +1182,7 @@ pub mod tests {
             where_clause: None,
             group_by: vec![col("p", "name")],
             group_by_all: false,
+            grouping_sets: None,
             presentation: Default::default(),
             semi_joins: vec![],
         }
@@ -1118,7 +1196,7 @@ pub mod tests {
         assert_eq!(q.used_columns[0], vec!["pid", "sid", "amount"]);
         assert_eq!(q.used_columns[2], vec!["sid"]);
         match q.shape {
-            Shape::Grouped { keys, aggregates, outputs } => {
+            Shape::Grouped { keys, aggregates, outputs, sets: None } => {
                 assert_eq!(keys, vec![Expr::Bound { leaf: 1, column: "name".into() }]);
                 assert_eq!(aggregates.len(), 1);
                 assert_eq!(aggregates[0].func, AggFunc::Sum);
@@ -1220,6 +1298,7 @@ pub mod tests {
             }),
             group_by: vec![],
             group_by_all: false,
+            grouping_sets: None,
             presentation: Default::default(),
             semi_joins: vec![],
         };
@@ -1234,6 +1313,7 @@ pub mod tests {
             where_clause: None,
             group_by: vec![col("s", "n")],
             group_by_all: false,
+            grouping_sets: None,
             presentation: Default::default(),
             semi_joins: vec![],
         };
@@ -1347,6 +1427,7 @@ pub mod tests {
             where_clause: None,
             group_by: vec![],
             group_by_all: false,
+            grouping_sets: None,
             presentation: Default::default(),
             semi_joins: vec![],
         }
@@ -1418,6 +1499,7 @@ pub mod tests {
             where_clause: None,
             group_by,
             group_by_all: false,
+            grouping_sets: None,
             presentation: Default::default(),
             semi_joins: vec![],
         };

@@ -156,11 +156,47 @@ pub fn variance_input(arg_type: Option<&str>) -> Option<u8> {
 pub enum Shape {
     /// GROUP BY (possibly with no keys: one global row). `outputs` are the select items written
     /// over stored columns: `openivm_g<i>` for group key i, `openivm_a<j>` for aggregate j.
-    Grouped { keys: Vec<Expr>, aggregates: Vec<Aggregate>, outputs: Vec<Expr> },
+    /// `sets`: GROUPING SETS / ROLLUP / CUBE (None: one set of every key).
+    Grouped { keys: Vec<Expr>, aggregates: Vec<Aggregate>, outputs: Vec<Expr>, sets: Option<GroupingSets> },
     /// No aggregates: every distinct output row is stored once with its number of copies.
     /// `text_identity[i]` marks outputs whose type's equality is coarser than its printed form
     /// (set from the output types): they are also grouped by their text.
     Bag { outputs: Vec<Expr>, text_identity: Vec<bool> },
+}
+
+/// The grouping sets of a grouped view (`GROUP BY GROUPING SETS / ROLLUP / CUBE`), each as the
+/// positions of the keys it groups by, all distinct. Every input row counts once in every set,
+/// with the keys outside the set NULL there; the stored result tells the sets' groups apart by
+/// `openivm_gset`, the set's grouping id: DuckDB's `GROUPING_ID` over all keys, in which bit
+/// `n-1-i` is set when key `i` is left out.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GroupingSets {
+    pub sets: Vec<Vec<usize>>,
+    /// The number of keys.
+    pub keys: usize,
+}
+
+impl GroupingSets {
+    /// Grouping ids fit a BIGINT, one bit per key.
+    pub const MAX_KEYS: usize = 62;
+
+    /// The grouping id of `set`.
+    pub fn id(&self, set: &[usize]) -> i64 {
+        (0..self.keys).filter(|i| !set.contains(i)).map(|i| 1i64 << (self.keys - 1 - i)).sum()
+    }
+
+    /// The id of the empty set (every key left out) if it is one of the sets: like a global
+    /// aggregate's one row, its row exists over no input at all, so it stays at count 0.
+    pub fn empty_set_id(&self) -> Option<i64> {
+        self.sets.iter().any(|s| s.is_empty()).then(|| self.id(&[]))
+    }
+
+    /// `GROUPING(k_1, ..., k_m)` of the rows of the set with grouping id `id`: bit `m-1-j` set
+    /// when key `k_j` is left out (DuckDB's and the SQL standard's order).
+    pub fn grouping(&self, id: i64, args: &[usize]) -> i64 {
+        let left_out = |k: usize| (id >> (self.keys - 1 - k)) & 1;
+        args.iter().enumerate().map(|(j, &k)| left_out(k) << (args.len() - 1 - j)).sum()
+    }
 }
 
 /// The bound view query: leaves, their inner-join and filter predicates, and the shape.
@@ -205,6 +241,12 @@ impl ViewQuery {
             Shape::Grouped { .. } => "grouped_aggregate",
             Shape::Bag { .. } => "bag",
         }
+    }
+
+    /// Whether a refresh can recompute the groups its delta touches one by one: not with
+    /// grouping sets, where an input row counts in a group of every set.
+    pub fn groups_recomputable(&self) -> bool {
+        !matches!(&self.shape, Shape::Grouped { sets: Some(_), .. })
     }
 
     /// Whether an aggregate of the view is a MIN or MAX (see `AggFunc::Min`).
@@ -306,7 +348,32 @@ pub mod stored {
     pub fn agg_nan(j: usize) -> String {
         format!("openivm_a{j}_nan")
     }
+    /// Grouping sets: the grouping id of the row's set (see `GroupingSets`).
+    pub const GROUPING_SET: &str = "openivm_gset";
     pub fn group_text(i: usize) -> String {
         format!("openivm_t{i}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::GroupingSets;
+
+    #[test]
+    fn grouping_ids_and_grouping_values_by_hand() {
+        // ROLLUP(a, b, c): sets (a, b, c), (a, b), (a), ()
+        let g = GroupingSets { sets: vec![vec![0, 1, 2], vec![0, 1], vec![0], vec![]], keys: 3 };
+        // bit 2 is a, bit 1 b, bit 0 c; a left-out key sets its bit
+        assert_eq!(g.sets.iter().map(|s| g.id(s)).collect::<Vec<_>>(), vec![0b000, 0b001, 0b011, 0b111]);
+        assert_eq!(g.empty_set_id(), Some(7));
+        // GROUPING(c, a) in set (a): c left out (bit 1 of a two-argument result), a not
+        assert_eq!(g.grouping(0b011, &[2, 0]), 0b10);
+        // GROUPING(a, b, c) is the grouping id itself
+        assert_eq!(g.grouping(0b011, &[0, 1, 2]), 0b011);
+        assert_eq!(g.grouping(0b111, &[1]), 1);
+        assert_eq!(g.grouping(0b000, &[1]), 0);
+        // no empty set: nothing stays at count 0
+        let two = GroupingSets { sets: vec![vec![0], vec![1]], keys: 2 };
+        assert_eq!((two.id(&[0]), two.id(&[1]), two.empty_set_id()), (0b01, 0b10, None));
     }
 }

@@ -497,6 +497,10 @@ fn correlated(sub: &Value, kind: CorrelatedKind) -> Result<Option<Correlated>> {
     Ok(Some(Correlated { kind, inner_tables, candidates }))
 }
 
+/// The function name the parser gives `GROUPING(...)` / `GROUPING_ID(...)` (bound over the
+/// stored grouping set by the binder).
+pub const GROUPING: &str = "grouping";
+
 fn select_node(node: RawNode, outer_ctes: &[Cte]) -> Result<Select> {
     match node.kind.as_str() {
         "SELECT_NODE" => {}
@@ -524,9 +528,7 @@ fn select_node(node: RawNode, outer_ctes: &[Cte]) -> Result<Select> {
     if node.sample.is_some() {
         return unsupported("USING SAMPLE");
     }
-    if node.group_sets.len() > 1 {
-        return unsupported("GROUPING SETS, ROLLUP and CUBE");
-    }
+    let grouping_sets = grouping_sets(&node.group_sets, node.group_expressions.len())?;
     let group_by_all = node.aggregate_handling == "FORCE_AGGREGATES";
     let from = match node.from_table {
         Some(t) => table_ref(t, ctes)?,
@@ -551,8 +553,36 @@ fn select_node(node: RawNode, outer_ctes: &[Cte]) -> Result<Select> {
         where_clause: where_clause.map(expr).transpose()?,
         group_by: node.group_expressions.into_iter().map(expr).collect::<Result<_>>()?,
         group_by_all,
+        grouping_sets,
         presentation,
     })
+}
+
+/// DuckDB's `group_sets` (each set as positions in the GROUP BY expressions, ROLLUP and CUBE
+/// already expanded): None for a plain GROUP BY, whose one set holds every expression.
+fn grouping_sets(raw: &[Value], expressions: usize) -> Result<Option<Vec<Vec<usize>>>> {
+    let sets = raw
+        .iter()
+        .map(|set| {
+            let mut positions = set
+                .as_array()
+                .ok_or_else(|| Error::Parse("a grouping set is not a list".into()))?
+                .iter()
+                .map(|p| p.as_u64().map(|p| p as usize).filter(|&p| p < expressions))
+                .collect::<Option<Vec<usize>>>()
+                .ok_or_else(|| Error::Parse("a grouping set names no GROUP BY expression".into()))?;
+            positions.sort_unstable();
+            positions.dedup();
+            Ok(positions)
+        })
+        .collect::<Result<Vec<_>>>()?;
+    if sets.len() <= 1 && sets.first().is_none_or(|s| s.len() == expressions) {
+        return Ok(None);
+    }
+    if (1..sets.len()).any(|i| sets[..i].contains(&sets[i])) {
+        return unsupported("GROUPING SETS that list a set twice");
+    }
+    Ok(Some(sets))
 }
 
 /// DISTINCT, ORDER BY and LIMIT/OFFSET, in the order DuckDB's parser writes them.
@@ -829,6 +859,8 @@ fn expr(mut e: RawExpr) -> Result<Expr> {
                     Ok(Expr::InList { expr: Box::new(first), list: args, negated: e.kind == "COMPARE_NOT_IN" })
                 }
                 "OPERATOR_COALESCE" => Ok(Expr::Coalesce(args)),
+                // GROUPING(a, ...) and GROUPING_ID(a, ...): which keys a row's grouping set leaves out.
+                "GROUPING_FUNCTION" => Ok(Expr::Function { name: GROUPING.into(), args, is_operator: false }),
                 "ARRAY_EXTRACT" | "ARRAY_SLICE" => unsupported("list indexing and slicing"),
                 "STRUCT_EXTRACT" => unsupported("struct field access"),
                 "ARROW" => unsupported("lambda functions"),
@@ -1030,6 +1062,20 @@ fn literal(l: RawLiteral) -> Result<Constant> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn grouping_sets_as_positions_or_none_for_one_set_of_all() {
+        let sets = |v: serde_json::Value| v.as_array().unwrap().clone();
+        assert_eq!(grouping_sets(&sets(serde_json::json!([[0, 1]])), 2).unwrap(), None);
+        assert_eq!(grouping_sets(&[], 0).unwrap(), None);
+        assert_eq!(
+            grouping_sets(&sets(serde_json::json!([[], [0], [1, 0]])), 2).unwrap(),
+            Some(vec![vec![], vec![0], vec![0, 1]])
+        );
+        let twice = grouping_sets(&sets(serde_json::json!([[0], [0], []])), 1).unwrap_err();
+        assert!(twice.to_string().contains("list a set twice"), "{twice}");
+        assert!(grouping_sets(&sets(serde_json::json!([[3]])), 2).is_err());
+    }
 
     fn col(parts: &[&str]) -> Expr {
         Expr::Column(parts.iter().map(|s| s.to_string()).collect())

@@ -315,7 +315,9 @@ fn recomputed_over_payload(j: usize, call: &AggCall) -> (Vec<(Expr, String)>, Ag
 /// outputs that need it).
 fn key_columns(q: &ViewQuery) -> Vec<String> {
     match &q.shape {
-        Shape::Grouped { keys, .. } => (0..keys.len()).map(stored::group).collect(),
+        Shape::Grouped { keys, sets, .. } => {
+            (0..keys.len()).map(stored::group).chain(sets.as_ref().map(|_| stored::GROUPING_SET.to_string())).collect()
+        }
         Shape::Bag { outputs, text_identity } => (0..outputs.len())
             .map(stored::group)
             .chain((0..outputs.len()).filter(|i| text_identity[*i]).map(stored::group_text))
@@ -513,7 +515,19 @@ fn aggregate_rows(d: Dialect, q: &ViewQuery, rows_sql: &str, weights: Weights) -
     };
     let mut cols = Vec::new();
     let keys = key_columns(q);
-    cols.extend(keys.iter().map(|k| d.ident(k)));
+    let sets = match &q.shape {
+        Shape::Grouped { sets: Some(sets), .. } => Some(sets),
+        _ => None,
+    };
+    match sets {
+        // The key columns of the rows, and the set id DuckDB computes per grouping set.
+        Some(g) => {
+            let grouped = list(0..g.keys, ", ", |i| d.ident(&stored::group(i)));
+            cols.push(grouped.clone());
+            cols.push(format!("GROUPING_ID({grouped}) AS {}", d.ident(stored::GROUPING_SET)));
+        }
+        None => cols.extend(keys.iter().map(|k| d.ident(k))),
+    }
     let count = if unit { "COUNT(*)".to_string() } else { format!("CAST(COALESCE(SUM({w}), 0) AS BIGINT)") };
     cols.push(format!("{count} AS {}", d.ident(stored::COUNT)));
     if let Shape::Grouped { aggregates, .. } = &q.shape {
@@ -602,10 +616,13 @@ fn aggregate_rows(d: Dialect, q: &ViewQuery, rows_sql: &str, weights: Weights) -
             }
         }
     }
-    let group_by = if keys.is_empty() {
-        String::new()
-    } else {
-        format!(" GROUP BY {}", list(1..=keys.len(), ", ", |i| i.to_string()))
+    let group_by = match sets {
+        Some(g) => format!(
+            " GROUP BY GROUPING SETS ({})",
+            list(&g.sets, ", ", |set| format!("({})", list(set, ", ", |&i| d.ident(&stored::group(i)))))
+        ),
+        None if keys.is_empty() => String::new(),
+        None => format!(" GROUP BY {}", list(1..=keys.len(), ", ", |i| i.to_string())),
     };
     format!("SELECT {} FROM ({}) AS openivm_rows{}", cols.join(", "), rows_sql, group_by)
 }
@@ -691,6 +708,9 @@ pub struct CountedMerge<'a> {
     pub summed: &'a [Summed],
     /// Whether a row whose count reaches 0 disappears (false for the one row of a global aggregate).
     pub delete_at_zero: bool,
+    /// A row of this grouping set (`openivm_gset`) stays at count 0: the empty set's one row,
+    /// which exists over no input, as a global aggregate's does.
+    pub kept_set: Option<i64>,
 }
 
 /// MERGE of signed counts: rows present in both are added up (and deleted at count 0), new rows
@@ -751,8 +771,15 @@ pub fn counted_merge_in(dl: Dialect, m: &CountedMerge) -> String {
             _ => c,
         }
     }));
-    let delete =
-        if m.delete_at_zero { format!("WHEN MATCHED AND {t}.{tc} + {d}.{sc} = 0 THEN DELETE ") } else { String::new() };
+    let kept = match m.kept_set {
+        Some(id) => format!(" AND {t}.{} <> {id}", dl.ident(stored::GROUPING_SET)),
+        None => String::new(),
+    };
+    let delete = if m.delete_at_zero {
+        format!("WHEN MATCHED AND {t}.{tc} + {d}.{sc} = 0{kept} THEN DELETE ")
+    } else {
+        String::new()
+    };
     format!(
         "MERGE INTO {target} AS {t} USING ({source}) AS {d} ON {on} {delete}WHEN MATCHED THEN UPDATE SET {set} \
          WHEN NOT MATCHED AND {d}.{sc} > 0 THEN INSERT ({ic}) VALUES ({iv})",
@@ -773,6 +800,10 @@ pub fn apply_view_delta(q: &ViewQuery, data: &Qualified, delta_sql: &str) -> Str
 pub fn apply_view_delta_in(d: Dialect, q: &ViewQuery, data: &Qualified, delta_sql: &str) -> String {
     let (keys, state) = stored_columns(q);
     let global = matches!(&q.shape, Shape::Grouped { keys, .. } if keys.is_empty());
+    let empty_set = match &q.shape {
+        Shape::Grouped { sets: Some(g), .. } => g.empty_set_id(),
+        _ => None,
+    };
     counted_merge_in(
         d,
         &CountedMerge {
@@ -783,6 +814,7 @@ pub fn apply_view_delta_in(d: Dialect, q: &ViewQuery, data: &Qualified, delta_sq
             source_count: stored::COUNT,
             summed: &state,
             delete_at_zero: !global,
+            kept_set: empty_set,
         },
     )
 }
@@ -947,8 +979,8 @@ pub fn visible_view(q: &ViewQuery, data: &Qualified, outputs: &[OutputColumn], s
         format!("CAST({} AS {}) AS {}", expr(e, &[]), o.ty, ident(&o.name))
     });
     let inner = match &q.shape {
-        Shape::Grouped { keys, aggregates, .. } => {
-            let mut cols: Vec<String> = (0..keys.len()).map(|i| ident(&stored::group(i))).collect();
+        Shape::Grouped { aggregates, .. } => {
+            let mut cols: Vec<String> = key_columns(q).iter().map(|k| ident(k)).collect();
             for (j, a) in aggregates.iter().enumerate() {
                 let (mut sum, nn) = (ident(&stored::agg_sum(j)), ident(&stored::agg_nonnull(j)));
                 if SumInput::of(a.arg_type.as_deref()) == SumInput::Float {
@@ -1537,6 +1569,38 @@ mod tests {
     }
 
     #[test]
+    fn grouping_sets_aggregate_per_set_and_keep_the_empty_sets_row() {
+        let mut q = typed_sum("INTEGER");
+        if let Shape::Grouped { keys, sets, .. } = &mut q.shape {
+            keys.push(keys[0].clone());
+            *sets = Some(crate::ir::GroupingSets { sets: vec![vec![0, 1], vec![1], vec![]], keys: 2 });
+        }
+        let sql = aggregate_weighted(&q, "TERMS");
+        assert!(
+            sql.starts_with(
+                "SELECT \"openivm_g0\", \"openivm_g1\", GROUPING_ID(\"openivm_g0\", \"openivm_g1\") AS \"openivm_gset\", "
+            ),
+            "{sql}"
+        );
+        assert!(
+            sql.ends_with(
+                " FROM (TERMS) AS openivm_rows GROUP BY GROUPING SETS ((\"openivm_g0\", \"openivm_g1\"), (\"openivm_g1\"), ())"
+            ),
+            "{sql}"
+        );
+        let data = Qualified { catalog: "db".into(), schema: "openivm".into(), name: "data_v".into() };
+        let merge = apply_view_delta(&q, &data, "DELTA");
+        // the set id is a key; the empty set (both keys left out: id 3) is never deleted
+        assert!(merge.contains("openivm_d.\"openivm_gset\""), "{merge}");
+        assert!(
+            merge.contains(
+                "WHEN MATCHED AND openivm_t.\"openivm_count\" + openivm_d.\"openivm_count\" = 0 AND openivm_t.\"openivm_gset\" <> 3 THEN DELETE"
+            ),
+            "{merge}"
+        );
+    }
+
+    #[test]
     fn keeps_each_sum_exact_by_its_argument_type() {
         let (v, w) = ("\"openivm_v0\"", "\"openivm_weight\"");
         let nn = format!(
@@ -1654,6 +1718,7 @@ mod tests {
             source_count: "openivm_count",
             summed: &[Summed::added("s".into())],
             delete_at_zero: true,
+            kept_set: None,
         });
         assert!(
             sql.contains("\"openivm_t\".\"k\" IS NOT DISTINCT FROM \"openivm_d\".\"k\"")

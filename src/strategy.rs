@@ -90,7 +90,7 @@ pub fn recomputed_per_group(q: &ViewQuery, deletes: bool) -> Option<String> {
             aggregate_names(&extrema)
         ));
     }
-    (!parts.is_empty()).then(|| format!("the touched groups are recomputed: {}", parts.join("; ")))
+    (!parts.is_empty()).then(|| parts.join("; "))
 }
 
 /// Table functions that read nothing but their arguments, accepted as sources of a full view.

@@ -245,6 +245,7 @@ pub fn bind_assignments(
         where_clause: None,
         group_by: vec![],
         group_by_all: false,
+        grouping_sets: None,
         presentation: Default::default(),
         semi_joins: vec![],
     };
@@ -483,6 +484,7 @@ mod tests {
             where_clause,
             group_by: vec![],
             group_by_all: false,
+            grouping_sets: None,
             presentation: Default::default(),
             semi_joins: vec![],
         }

@@ -41,12 +41,20 @@ impl Mode {
     }
 }
 
-/// The choice for a refresh that must recompute the groups its delta touches: what `choose`
-/// picks, with incremental turned into a recompute of the touched groups (whose cost is the
-/// run terms' plus a recompute restricted to those groups), and why.
-pub fn choose_groups(chosen: (Mode, String), groups_why: &str) -> (Mode, String) {
+/// The choice for a refresh that must recompute the groups its delta touches (`what`: the
+/// aggregates that need it, and why): what `choose` picks, with incremental turned into a
+/// recompute of the touched groups (whose cost is the run terms' plus a recompute restricted to
+/// those groups), and why. A view whose groups cannot be recomputed one by one (`per_group`
+/// false: grouping sets, where a row counts in a group of every set) is recomputed whole instead.
+pub fn choose_groups(chosen: (Mode, String), what: &str, per_group: bool) -> (Mode, String) {
     match chosen {
-        (Mode::Incremental, why) => (Mode::GroupRecompute, format!("{why}; {groups_why}")),
+        (Mode::Incremental, why) if per_group => {
+            (Mode::GroupRecompute, format!("{why}; the touched groups are recomputed: {what}"))
+        }
+        (Mode::Incremental, _) => (
+            Mode::Full,
+            format!("recomputed whole: {what}, and the groups of a view with GROUPING SETS, ROLLUP or CUBE are not recomputed one by one"),
+        ),
         other => other,
     }
 }
@@ -233,15 +241,20 @@ mod tests {
 
     #[test]
     fn touched_groups_are_recomputed_unless_auto_recomputes_all() {
-        let (m, why) = choose_groups(choose(Requested::Auto, &[0b01], &[10, 0], &[1_000_000, 10_000]), "LIST()");
+        let (m, why) = choose_groups(choose(Requested::Auto, &[0b01], &[10, 0], &[1_000_000, 10_000]), "LIST()", true);
         assert_eq!(m, Mode::GroupRecompute);
-        assert!(why.ends_with("; LIST()"), "{why}");
+        assert!(why.ends_with("; the touched groups are recomputed: LIST()"), "{why}");
         // a delta of 20%: the whole view is recomputed
         let chosen = choose(Requested::Auto, &[0b01], &[200_000, 0], &[1_000_000, 10_000]);
-        assert_eq!(choose_groups(chosen, "LIST()").0, Mode::Full);
+        assert_eq!(choose_groups(chosen, "LIST()", true).0, Mode::Full);
         let chosen = choose(Requested::Incremental, &[0b01], &[100_000, 0], &[1_000_000, 10_000]);
-        assert_eq!(choose_groups(chosen, "LIST()").0, Mode::GroupRecompute);
-        assert_eq!(choose_groups(choose(Requested::Full, &[0b01], &[1, 0], &[10, 10]), "x").0, Mode::Full);
+        assert_eq!(choose_groups(chosen, "LIST()", true).0, Mode::GroupRecompute);
+        assert_eq!(choose_groups(choose(Requested::Full, &[0b01], &[1, 0], &[10, 10]), "x", true).0, Mode::Full);
+        // grouping sets: recomputed whole
+        let chosen = choose(Requested::Incremental, &[0b01], &[10, 0], &[1_000_000, 10_000]);
+        let (m, why) = choose_groups(chosen, "MIN()", false);
+        assert_eq!(m, Mode::Full);
+        assert!(why.starts_with("recomputed whole: MIN(), and the groups"), "{why}");
     }
 
     #[test]

@@ -408,7 +408,7 @@ fn second_transaction(
         let chosen = mode::choose(requested, &run_masks, &leaf_rows, &leaf_table_rows);
         let deletes = shapes.iter().any(|s| s.contains(DeltaShape::DELETES));
         match strategy::recomputed_per_group(&c.q, deletes) {
-            Some(why) if !run_masks.is_empty() => mode::choose_groups(chosen, &why),
+            Some(why) if !run_masks.is_empty() => mode::choose_groups(chosen, &why, c.q.groups_recomputable()),
             _ => chosen,
         }
     };

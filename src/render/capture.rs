@@ -106,6 +106,7 @@ pub fn advance_snapshot(snapshot: &Qualified, net: &Qualified, cols: &[ColumnDef
         source_count: "openivm_n",
         summed: &[],
         delete_at_zero: true,
+        kept_set: None,
     })
 }
 
