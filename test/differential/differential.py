@@ -1182,7 +1182,18 @@ class ViewGen:
                 else:
                     gb.append(k)
             r.shuffle(gb)
-            sql += " GROUP BY " + ", ".join(gb)
+            sets = r.random() < 0.15 and style == "expr"
+            if sets and len(gb) > 1 and r.random() < 0.4:
+                # a plain key with a ROLLUP/CUBE of the others, or explicit sets with the empty one
+                form = r.choice(["rollup", "cube", "sets"])
+                rest = ", ".join(gb[1:])
+                grouped = {"rollup": f"{gb[0]}, ROLLUP ({rest})", "cube": f"CUBE ({', '.join(gb)})",
+                           "sets": f"GROUPING SETS (({gb[0]}), ({rest}), ())"}[form]
+                sql += " GROUP BY " + grouped
+            elif sets:
+                sql += " GROUP BY ROLLUP (" + ", ".join(gb) + ")"
+            else:
+                sql += " GROUP BY " + ", ".join(gb)
         return self.presentation(sql, shape, len(sel), has_float), has_float
 
     def presentation(self, sql: str, shape: str, n_outputs: int, has_float: bool) -> str:
