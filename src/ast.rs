@@ -142,6 +142,26 @@ pub enum FromItem {
         /// subquery that cannot be flattened becomes a maintained stage of this query.
         tree: Option<String>,
     },
+    /// `(<select> UNION ALL <select> ...)` in FROM (or a top-level set operation, read as
+    /// `SELECT * FROM` it): the binder distributes the query over its branches, since a join
+    /// distributes over a bag union (see `bind::bind`).
+    Union {
+        branches: Vec<UnionBranch>,
+        alias: String,
+        /// Column aliases written after it (`AS u(a, b)`); otherwise the first branch names them.
+        columns: Vec<String>,
+    },
+    /// One branch of a `Union`, standing for it in one of the queries it is distributed into:
+    /// the branch's rows under the union's column names, each cast to the union's type where
+    /// the branch's differs.
+    UnionBranch {
+        branch: Box<UnionBranch>,
+        alias: String,
+        /// The union's columns: names (None: one the query cannot name) and DuckDB types.
+        columns: Vec<(Option<String>, String)>,
+        /// The branch's own column types, in order.
+        types: Vec<String>,
+    },
     /// An inner join (`JOIN ... ON`, `JOIN ... USING`, or a comma / CROSS JOIN when both are empty).
     Join {
         left: Box<FromItem>,
@@ -149,6 +169,14 @@ pub enum FromItem {
         on: Option<Expr>,
         using: Vec<String>,
     },
+}
+
+/// A branch of a UNION ALL: its query, and DuckDB's parse tree of it as a statement (a branch
+/// that groups becomes a stage, like a subquery in FROM).
+#[derive(Clone, Debug, PartialEq)]
+pub struct UnionBranch {
+    pub select: Select,
+    pub tree: String,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -6,7 +6,7 @@
 
 use crate::ast::{
     AggCall, CompareOp, Constant, Correlated, CorrelatedCandidate, CorrelatedKind, Expr, FromItem, OrderItem,
-    Presentation, Select, SubqueryJoin, TableName,
+    Presentation, Select, SubqueryJoin, TableName, TypeName, UnionBranch,
 };
 use crate::error::{Error, Result};
 use crate::ir::{
@@ -86,6 +86,14 @@ pub trait Catalog {
         let _ = id;
         Ok(None)
     }
+    /// The column types of a UNION ALL of branches of these column types, as DuckDB unifies
+    /// them (a catalog that cannot ask DuckDB accepts only branches of equal types).
+    fn union_types(&self, branches: &[Vec<String>]) -> Result<Vec<String>> {
+        match branches.split_first() {
+            Some((first, rest)) if rest.iter().all(|b| b == first) => Ok(first.clone()),
+            _ => Err(Error::Unsupported("UNION ALL of branches of different column types".into())),
+        }
+    }
 }
 
 #[derive(Default)]
@@ -144,7 +152,161 @@ fn bind_error<T>(msg: String) -> Result<T> {
     Err(Error::Bind(msg))
 }
 
+/// Binds a view query. A UNION ALL in FROM (a top-level UNION [ALL] is one, read as `SELECT *
+/// FROM` it) is distributed over its branches: the query is bound once per branch, with the
+/// union standing for that branch's rows, and the view is the union of those queries, each with
+/// its own leaves and terms (`ViewQuery::branches`). That is exact because joins, filters,
+/// projections and grouped sums and counts of a bag union are the union (per group, the sum) of
+/// the same over each branch; the stored result and its merge are the one query's.
 pub fn bind(select: Select, catalog: &dyn Catalog) -> Result<ViewQuery> {
+    let Some((branches, alias, aliases)) = first_union(&select.from) else {
+        return bind_one(select, catalog);
+    };
+    let (branches, alias) = (branches.clone(), alias.clone());
+    let (columns, types) = union_columns(&branches, aliases, catalog)?;
+    let mut parts = Vec::new();
+    for (branch, types) in branches.into_iter().zip(types) {
+        let mut one = select.clone();
+        let stand_in =
+            FromItem::UnionBranch { branch: Box::new(branch), alias: alias.clone(), columns: columns.clone(), types };
+        replace_first_union(&mut one.from, stand_in);
+        parts.push(bind(one, catalog)?);
+    }
+    union_of(parts)
+}
+
+/// The first UNION ALL of a FROM clause that is bound with the query: not inside a subquery
+/// that becomes a stage (whose own query distributes it).
+fn first_union(from: &FromItem) -> Option<(&Vec<UnionBranch>, &String, &Vec<String>)> {
+    match from {
+        FromItem::Union { branches, alias, columns } => Some((branches, alias, columns)),
+        FromItem::Subquery { select, .. } if flattens(select) => first_union(&select.from),
+        FromItem::Join { left, right, .. } => first_union(left).or_else(|| first_union(right)),
+        _ => None,
+    }
+}
+
+fn replace_first_union(from: &mut FromItem, with: FromItem) -> Option<FromItem> {
+    match from {
+        FromItem::Union { .. } => Some(std::mem::replace(from, with)),
+        FromItem::Subquery { select, .. } if flattens(select) => replace_first_union(&mut select.from, with),
+        FromItem::Join { left, right, .. } => {
+            if first_union(left).is_some() {
+                replace_first_union(left, with)
+            } else {
+                replace_first_union(right, with)
+            }
+        }
+        _ => None,
+    }
+}
+
+/// A UNION ALL branch as the query reads it: all its columns, through a subquery (flattened, or
+/// a stage when the branch groups).
+fn branch_subquery(branch: UnionBranch) -> Select {
+    Select {
+        items: vec![crate::ast::SelectItem { expr: Expr::Star { relation: None }, alias: None }],
+        from: FromItem::Subquery {
+            select: Box::new(branch.select),
+            alias: "openivm_branch".into(),
+            columns: vec![],
+            tree: Some(branch.tree),
+        },
+        where_clause: None,
+        group_by: vec![],
+        group_by_all: false,
+        grouping_sets: None,
+        presentation: Presentation::default(),
+        semi_joins: vec![],
+    }
+}
+
+/// The union's columns (names: the aliases written after it, else the first branch's; types:
+/// DuckDB's unification of the branches') and each branch's own column types.
+fn union_columns(
+    branches: &[UnionBranch],
+    aliases: &[String],
+    catalog: &dyn Catalog,
+) -> Result<(Vec<(Option<String>, String)>, Vec<Vec<String>>)> {
+    let mut names: Vec<Option<String>> = Vec::new();
+    let mut types: Vec<Vec<String>> = Vec::new();
+    for (b, branch) in branches.iter().enumerate() {
+        let mut scratch = Scope::default();
+        let derived = flatten_subquery(branch_subquery(branch.clone()), "openivm_branch".into(), vec![], catalog, &mut scratch)?;
+        let exprs: Vec<Expr> = derived.columns.iter().map(|(_, e)| e.clone()).collect();
+        let typed = catalog.expression_types(&scratch.leaves, &exprs)?;
+        if b == 0 {
+            names = derived.columns.iter().map(|(n, _)| n.clone()).collect();
+        } else if exprs.len() != names.len() {
+            return bind_error(format!(
+                "the branches of a UNION ALL have {} and {} columns",
+                names.len(),
+                exprs.len()
+            ));
+        }
+        types.push(typed.into_iter().map(|t| t.unwrap_or_else(|| "UNKNOWN".into())).collect());
+    }
+    if aliases.len() > names.len() {
+        return bind_error(format!("a UNION ALL of {} columns has {} column aliases", names.len(), aliases.len()));
+    }
+    for (n, a) in names.iter_mut().zip(aliases) {
+        *n = Some(a.clone());
+    }
+    let unified = catalog.union_types(&types)?;
+    Ok((names.into_iter().zip(unified).collect(), types))
+}
+
+/// The view of a union: the branches' leaves one after the other, each branch's own terms, and
+/// one stored result, which every branch must give the same columns.
+fn union_of(parts: Vec<ViewQuery>) -> Result<ViewQuery> {
+    let mut branches: Vec<ViewQuery> = Vec::new();
+    for q in parts {
+        if q.branches.is_empty() {
+            branches.push(q);
+        } else {
+            branches.extend(q.branches);
+        }
+    }
+    let first = branches[0].clone();
+    let layout = |q: &ViewQuery| {
+        let grouping = match &q.shape {
+            Shape::Grouped { outputs, sets, keys, .. } => (outputs.clone(), sets.clone(), keys.len()),
+            Shape::Bag { .. } => (vec![], None, 0),
+        };
+        (crate::render::payload_names(q), crate::render::stored_columns(q), grouping, q.presentation.clone())
+    };
+    if branches.iter().any(|b| layout(b) != layout(&first)) {
+        return Err(Error::Unsupported(
+            "a UNION ALL whose branches would store different columns (an aggregate's input is the same expression in one branch and not in another)".into(),
+        ));
+    }
+    let leaves: Vec<Leaf> = branches.iter().flat_map(|b| b.leaves.clone()).collect();
+    if leaves.len() > crate::ir::MAX_UNION_LEAVES {
+        return Err(Error::Unsupported(format!(
+            "a UNION ALL of more than {} tables in all (this one has {})",
+            crate::ir::MAX_UNION_LEAVES,
+            leaves.len()
+        )));
+    }
+    let mut source_views: Vec<SourceView> = Vec::new();
+    let mut upstream: Vec<TableId> = Vec::new();
+    for b in &branches {
+        source_views.extend(b.source_views.iter().filter(|v| !source_views.contains(v)).cloned().collect::<Vec<_>>());
+        upstream.extend(b.upstream.iter().filter(|u| !upstream.contains(u)).cloned().collect::<Vec<_>>());
+    }
+    Ok(ViewQuery {
+        leaves,
+        predicates: vec![],
+        shape: first.shape.clone(),
+        used_columns: branches.iter().flat_map(|b| b.used_columns.clone()).collect(),
+        presentation: first.presentation.clone(),
+        source_views,
+        upstream,
+        branches,
+    })
+}
+
+fn bind_one(select: Select, catalog: &dyn Catalog) -> Result<ViewQuery> {
     let mut scope = Scope::default();
     let mut raw_predicates = Vec::new();
     flatten(select.from, catalog, &mut scope, &mut raw_predicates)?;
@@ -295,6 +457,7 @@ pub fn bind(select: Select, catalog: &dyn Catalog) -> Result<ViewQuery> {
         presentation,
         source_views: scope.views,
         upstream: scope.upstream,
+        branches: vec![],
     })
 }
 
@@ -460,6 +623,28 @@ fn flatten(item: FromItem, catalog: &dyn Catalog, scope: &mut Scope, preds: &mut
             scope.derived.push(derived);
             Ok(())
         }
+        FromItem::UnionBranch { branch, alias, columns, types } => {
+            if scope.alias_taken(&alias) {
+                return bind_error(format!(
+                    "the name '{alias}' is used for two relations of the join; give them different aliases"
+                ));
+            }
+            let mut derived = flatten_subquery(branch_subquery(*branch), alias, vec![], catalog, scope)?;
+            if derived.columns.len() != columns.len() {
+                return bind_error("the branches of a UNION ALL have different numbers of columns".into());
+            }
+            for ((name, e), ((union_name, union_type), own)) in derived.columns.iter_mut().zip(columns.iter().zip(&types)) {
+                *name = union_name.clone();
+                if own != union_type {
+                    let ty = TypeName { id: union_type.clone(), decimal: None };
+                    *e = Expr::Cast { expr: Box::new(e.clone()), ty, try_cast: false };
+                }
+            }
+            scope.relations.push(Relation::Derived(scope.derived.len()));
+            scope.derived.push(derived);
+            Ok(())
+        }
+        FromItem::Union { .. } => Err(Error::Unsupported("UNION ALL in this place of a query".into())),
         FromItem::Join { left, right, on, using } => {
             let left_start = scope.leaves.len();
             flatten(*left, catalog, scope, preds)?;

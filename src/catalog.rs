@@ -167,6 +167,8 @@ fn reads_stored_result(from: &FromItem) -> bool {
             name.schema.as_deref().is_some_and(|s| s.eq_ignore_ascii_case(crate::capture::feeds::SCHEMA))
         }
         FromItem::Subquery { select, .. } => reads_stored_result(&select.from),
+        FromItem::Union { branches, .. } => branches.iter().any(|b| reads_stored_result(&b.select.from)),
+        FromItem::UnionBranch { branch, .. } => reads_stored_result(&branch.select.from),
         FromItem::Join { left, right, .. } => reads_stored_result(left) || reads_stored_result(right),
     }
 }
@@ -283,6 +285,10 @@ impl<'a> SqlCatalog<'a> {
                 Ok(())
             }
             FromItem::Subquery { select, .. } => self.qualify_in(&mut select.from, id),
+            FromItem::Union { branches, .. } => {
+                branches.iter_mut().try_for_each(|b| self.qualify_in(&mut b.select.from, id))
+            }
+            FromItem::UnionBranch { branch, .. } => self.qualify_in(&mut branch.select.from, id),
             FromItem::Join { left, right, .. } => {
                 self.qualify_in(left, id)?;
                 self.qualify_in(right, id)
@@ -389,6 +395,18 @@ impl Catalog for SqlCatalog<'_> {
             )));
         }
         rows.iter().map(|r| Ok(Some(r.text(1)?))).collect()
+    }
+
+    fn union_types(&self, branches: &[Vec<String>]) -> Result<Vec<String>> {
+        let width = branches.first().map_or(0, Vec::len);
+        if width == 0 {
+            return Ok(vec![]);
+        }
+        let rows = self.db.query(&crate::render::describe(&crate::render::typed_union(branches)))?;
+        if rows.len() != width {
+            return Err(Error::Internal(format!("typing a union of {width} columns gave {} types", rows.len())));
+        }
+        rows.iter().map(|r| r.text(1)).collect()
     }
 }
 

@@ -222,6 +222,11 @@ pub struct Resolved {
 /// when it does not: a misspelt name must not silently drop a fact. A column the table lacks is
 /// an error.
 pub fn resolve(q: &ViewQuery, f: &Facts, exists: &dyn Fn(&str) -> Result<bool>) -> Result<Resolved> {
+    if !q.branches.is_empty() {
+        return Err(Error::Unsupported(
+            "a view over a UNION ALL in openivm_compile_with_facts (its program would be one per branch)".into(),
+        ));
+    }
     let tables = q.tables();
     let mut unused = Vec::new();
     let mut find = |name: &str, fact: &str| -> Result<Option<TableId>> {

@@ -65,6 +65,21 @@ fn equates(p: &Expr, a: (usize, &str), b: (usize, &str)) -> bool {
 /// the key is not self-referencing, and a top-level equality predicate joins each FK column to
 /// its referenced column.
 pub fn proven_relations(q: &ViewQuery, fks: &[ForeignKey]) -> Vec<ProvenRelation> {
+    if !q.branches.is_empty() {
+        // A union's branches are joins of their own: each proves relations among its leaves.
+        return q
+            .spans()
+            .iter()
+            .zip(&q.branches)
+            .flat_map(|(&(first, _), b)| {
+                proven_relations(b, fks).into_iter().map(move |r| ProvenRelation {
+                    child_leaf: r.child_leaf + first,
+                    parent_leaf: r.parent_leaf + first,
+                    fk: r.fk,
+                })
+            })
+            .collect();
+    }
     let mut out = Vec::new();
     for fk in fks {
         if fk.child == fk.parent || fk.child_columns.is_empty() || fk.child_columns.len() != fk.parent_columns.len() {

@@ -216,7 +216,16 @@ pub struct ViewQuery {
     /// The maintained views the query reads as leaves (their visible rows, through a feed like a
     /// table's): `refresh` brings them up to date first.
     pub upstream: Vec<TableId>,
+    /// A UNION ALL: the query bound once per branch (see `bind::bind`), each over its own
+    /// leaves (numbered from 0 within the branch); `leaves` and `used_columns` are theirs one
+    /// after the other, `shape` and `presentation` the first branch's, which every branch
+    /// stores alike, and `predicates` is empty. Empty for a query without a union.
+    pub branches: Vec<ViewQuery>,
 }
+
+/// A union's leaves in all: each branch's terms are masks over its own leaves, placed at the
+/// branch's offset in one 32-bit mask.
+pub const MAX_UNION_LEAVES: usize = 30;
 
 /// A DuckDB view expanded into the view query, with the text of its definition then.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -235,6 +244,28 @@ pub enum OrderKey {
 }
 
 impl ViewQuery {
+    /// The branches' leaves: (first leaf, number of leaves) of each; one span of every leaf for
+    /// a query without a union.
+    pub fn spans(&self) -> Vec<(usize, usize)> {
+        if self.branches.is_empty() {
+            return vec![(0, self.leaves.len())];
+        }
+        let mut at = 0;
+        self.branches
+            .iter()
+            .map(|b| {
+                let span = (at, b.leaves.len());
+                at += b.leaves.len();
+                span
+            })
+            .collect()
+    }
+
+    /// The view's inclusion-exclusion terms: 2^n - 1 per branch of n leaves.
+    pub fn term_count(&self) -> usize {
+        self.spans().iter().map(|(_, n)| (1usize << n) - 1).sum()
+    }
+
     pub fn kind(&self) -> &'static str {
         match &self.shape {
             Shape::Grouped { keys, .. } if keys.is_empty() => "aggregate",
@@ -273,9 +304,12 @@ impl ViewQuery {
 
     /// Marks the bag outputs whose DuckDB type (from `types`, in output order) needs grouping by
     /// text as well.
-    pub fn set_output_types(&mut self, types: &[String], needs_text: impl Fn(&str) -> bool) {
+    pub fn set_output_types(&mut self, types: &[String], needs_text: &dyn Fn(&str) -> bool) {
         if let Shape::Bag { outputs, text_identity } = &mut self.shape {
             *text_identity = (0..outputs.len()).map(|i| types.get(i).is_some_and(|t| needs_text(t))).collect();
+        }
+        for b in &mut self.branches {
+            b.set_output_types(types, needs_text);
         }
     }
 

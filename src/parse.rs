@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use crate::ast::{
     AggCall, CompareOp, Constant, Correlated, CorrelatedCandidate, CorrelatedKind, Expr, FromItem, Select, SelectItem,
-    SemiJoin, SubqueryJoin, TableName, TypeName,
+    SemiJoin, SubqueryJoin, TableName, TypeName, UnionBranch,
 };
 use crate::bind::{aggregate_func, contains_aggregate};
 use crate::error::{Error, Result};
@@ -48,6 +48,11 @@ struct RawNode {
     having: Option<RawExpr>,
     sample: Option<Value>,
     qualify: Option<RawExpr>,
+    /// SET_OPERATION_NODE: the operation, whether ALL, and the two sides (query nodes).
+    setop_type: String,
+    setop_all: bool,
+    left: Option<Value>,
+    right: Option<Value>,
 }
 
 #[derive(Deserialize, Default)]
@@ -368,7 +373,7 @@ fn from_tables(from: &FromItem, tables: &mut Vec<(TableName, Option<String>)>, o
             on.extend(cond.iter().flat_map(columns_in));
             from_tables(left, tables, on) && from_tables(right, tables, on)
         }
-        FromItem::Subquery { .. } => false,
+        FromItem::Subquery { .. } | FromItem::Union { .. } | FromItem::UnionBranch { .. } => false,
     }
 }
 
@@ -501,17 +506,11 @@ fn correlated(sub: &Value, kind: CorrelatedKind) -> Result<Option<Correlated>> {
 /// stored grouping set by the binder).
 pub const GROUPING: &str = "grouping";
 
-fn select_node(node: RawNode, outer_ctes: &[Cte]) -> Result<Select> {
-    match node.kind.as_str() {
-        "SELECT_NODE" => {}
-        "SET_OPERATION_NODE" => return unsupported("set operations (UNION, INTERSECT, EXCEPT)"),
-        "RECURSIVE_CTE_NODE" => return unsupported("recursive common table expressions (WITH RECURSIVE)"),
-        "CTE_NODE" => return unsupported("common table expressions (WITH) of this form"),
-        other => return unsupported(format!("query node {other}")),
-    }
-    // Each CTE sees the ones before it; the query sees all of them (innermost first).
+/// The CTEs of a query node in scope for its query: each sees the ones before it and the
+/// outer ones (innermost first).
+fn with_ctes(cte_map: RawCteMap, outer_ctes: &[Cte]) -> Result<Vec<Cte>> {
     let mut ctes: Vec<Cte> = outer_ctes.to_vec();
-    for cte in node.cte_map.map {
+    for cte in cte_map.map {
         let Some(query) = cte.value.query else {
             return Err(Error::Parse(format!("the CTE {} has no query", cte.key)));
         };
@@ -519,6 +518,73 @@ fn select_node(node: RawNode, outer_ctes: &[Cte]) -> Result<Select> {
         let select = select_node(statement(query)?.node, &ctes)?;
         ctes.insert(0, (cte.key, cte.value.aliases, select, tree));
     }
+    Ok(ctes)
+}
+
+/// The branches of a set operation whose every operation is a UNION, in order (nested unions
+/// flattened), and whether its result is deduplicated (the outermost is UNION, not UNION ALL).
+/// Deduplicating the whole result makes deduplication inside it irrelevant; under UNION ALL
+/// every inner operation must be UNION ALL too.
+fn union_branches(node: RawNode, ctes: &[Cte], outermost: bool) -> Result<(Vec<UnionBranch>, bool)> {
+    match node.setop_type.as_str() {
+        "UNION" => {}
+        "UNION_BY_NAME" => return unsupported("UNION BY NAME"),
+        other => return unsupported(format!("set operations other than UNION ({other})")),
+    }
+    if !outermost && (!node.modifiers.is_empty() || !node.cte_map.map.is_empty()) {
+        return unsupported("ORDER BY, LIMIT or WITH inside a set operation");
+    }
+    let distinct = !node.setop_all;
+    let mut branches = Vec::new();
+    for side in [node.left, node.right] {
+        let Some(side) = side else {
+            return Err(Error::Parse("a set operation without two sides".into()));
+        };
+        let raw: RawNode = serde_json::from_value(side.clone())
+            .map_err(|e| Error::Parse(format!("DuckDB's parse tree could not be read ({e})")))?;
+        if raw.kind == "SET_OPERATION_NODE" {
+            let (inner, inner_distinct) = union_branches(raw, ctes, false)?;
+            if inner_distinct && !distinct {
+                return unsupported("UNION (without ALL) inside UNION ALL");
+            }
+            branches.extend(inner);
+        } else {
+            let tree = statement_tree(&serde_json::json!({ "node": side }));
+            branches.push(UnionBranch { select: select_node(raw, ctes)?, tree });
+        }
+    }
+    Ok((branches, distinct))
+}
+
+/// A top-level set operation as `SELECT * FROM (<the union>)`, with its ORDER BY / LIMIT and
+/// (for UNION) DISTINCT applied by the view.
+fn set_operation(node: RawNode, outer_ctes: &[Cte]) -> Result<Select> {
+    let mut node = node;
+    let ctes = with_ctes(std::mem::take(&mut node.cte_map), outer_ctes)?;
+    let mut presentation = modifiers(std::mem::take(&mut node.modifiers))?;
+    let (branches, distinct) = union_branches(node, &ctes, true)?;
+    presentation.distinct |= distinct;
+    Ok(Select {
+        items: vec![SelectItem { expr: Expr::Star { relation: None }, alias: None }],
+        from: FromItem::Union { branches, alias: "unnamed_subquery".into(), columns: vec![] },
+        where_clause: None,
+        group_by: vec![],
+        group_by_all: false,
+        grouping_sets: None,
+        presentation,
+        semi_joins: vec![],
+    })
+}
+
+fn select_node(node: RawNode, outer_ctes: &[Cte]) -> Result<Select> {
+    match node.kind.as_str() {
+        "SELECT_NODE" => {}
+        "SET_OPERATION_NODE" => return set_operation(node, outer_ctes),
+        "RECURSIVE_CTE_NODE" => return unsupported("recursive common table expressions (WITH RECURSIVE)"),
+        "CTE_NODE" => return unsupported("common table expressions (WITH) of this form"),
+        other => return unsupported(format!("query node {other}")),
+    }
+    let ctes = with_ctes(node.cte_map, outer_ctes)?;
     let ctes = &ctes[..];
     let mut presentation = modifiers(node.modifiers)?;
     presentation.having = node.having.map(expr).transpose()?;
@@ -704,9 +770,18 @@ fn table_ref(t: RawTableRef, ctes: &[Cte]) -> Result<FromItem> {
                 return Err(Error::Parse("a subquery in FROM without a query".into()));
             };
             let tree = Some(statement_tree(&sub));
-            let select = select_node(statement(sub)?.node, ctes)?;
             // DuckDB names a subquery without an alias unnamed_subquery.
             let alias = if t.alias.is_empty() { "unnamed_subquery".to_string() } else { t.alias };
+            // A plain UNION ALL is distributed into the query; any other set operation (UNION,
+            // one with ORDER BY or LIMIT) is a subquery like others: a stage, if it binds.
+            let n = &sub["node"];
+            let empty = |v: &Value| v.is_null() || v.as_array().is_some_and(|a| a.is_empty());
+            if n["type"] == "SET_OPERATION_NODE" && empty(&n["modifiers"]) && empty(&n["cte_map"]["map"]) {
+                if let Ok((branches, false)) = union_branches(statement(sub.clone())?.node, ctes, true) {
+                    return Ok(FromItem::Union { branches, alias, columns: t.column_name_alias });
+                }
+            }
+            let select = select_node(statement(sub)?.node, ctes)?;
             Ok(FromItem::Subquery { select: Box::new(select), alias, columns: t.column_name_alias, tree })
         }
         "TABLE_FUNCTION" => unsupported("table functions as sources"),

@@ -110,7 +110,30 @@ pub fn classify(term: Term, empty_bits: Mask, fk_skip_bits: Mask) -> TermStatus 
 
 /// The terms of a refresh, each with its status.
 pub fn plan_terms(n_leaves: usize, empty_bits: Mask, fk_skip_bits: Mask) -> Vec<(Term, TermStatus)> {
-    all_terms(n_leaves).into_iter().map(|t| (t, classify(t, empty_bits, fk_skip_bits))).collect()
+    plan_spans(&[(0, n_leaves)], empty_bits, fk_skip_bits)
+}
+
+/// The terms of a union of joins (`spans`: each branch's first leaf and number of leaves): each
+/// branch's own 2^n - 1 terms over its own leaves, shifted to the branch's bits; no term mixes
+/// branches, since the delta of a bag union is the union of its branches' deltas. A shift keeps
+/// the number of delta leaves, so the Möbius sign is the branch's own.
+pub fn union_terms(spans: &[(usize, usize)]) -> Vec<Term> {
+    spans
+        .iter()
+        .flat_map(|&(first, n)| all_terms(n).into_iter().map(move |t| Term { mask: t.mask << first, sign: t.sign }))
+        .collect()
+}
+
+/// `plan_terms` for a union of joins (see `union_terms`).
+pub fn plan_spans(spans: &[(usize, usize)], empty_bits: Mask, fk_skip_bits: Mask) -> Vec<(Term, TermStatus)> {
+    union_terms(spans).into_iter().map(|t| (t, classify(t, empty_bits, fk_skip_bits))).collect()
+}
+
+/// The branch (index into `spans`) whose leaves a term's mask reads; None for the mask 0 (no
+/// delta leaf: every branch's current join).
+pub fn branch_of(spans: &[(usize, usize)], mask: Mask) -> Option<usize> {
+    let first = (mask != 0).then(|| mask.trailing_zeros() as usize)?;
+    spans.iter().position(|&(at, n)| (at..at + n).contains(&first))
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -136,6 +159,25 @@ pub fn count_terms(plan: &[(Term, TermStatus)]) -> TermCounts {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_union_has_each_branchs_terms_and_no_mixed_one() {
+        // branches of 2 and 1 leaves: leaves 0, 1 and leaf 2
+        let terms = union_terms(&[(0, 2), (2, 1)]);
+        let masks: Vec<(Mask, i32)> = terms.iter().map(|t| (t.mask, t.sign)).collect();
+        assert_eq!(masks, vec![(0b001, 1), (0b010, 1), (0b011, -1), (0b100, 1)]);
+        assert_eq!(branch_of(&[(0, 2), (2, 1)], 0b011), Some(0));
+        assert_eq!(branch_of(&[(0, 2), (2, 1)], 0b100), Some(1));
+        assert_eq!(branch_of(&[(0, 2), (2, 1)], 0), None);
+        // leaf 2's empty delta skips its branch's term only; leaf 0 pruned by a foreign key
+        let plan = plan_spans(&[(0, 2), (2, 1)], 0b100, 0b001);
+        let statuses: Vec<TermStatus> = plan.iter().map(|(_, s)| *s).collect();
+        assert_eq!(
+            statuses,
+            vec![TermStatus::FkPruned, TermStatus::Run, TermStatus::FkPruned, TermStatus::EmptySkipped]
+        );
+        assert_eq!(plan_terms(3, 0, 0).len(), 7);
+    }
 
     #[test]
     fn two_leaf_table() {

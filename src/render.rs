@@ -349,8 +349,28 @@ pub fn term_select(q: &ViewQuery, term: Term, sources: &[Source]) -> String {
     term_select_in(Dialect::DuckDb, q, term, sources)
 }
 
-/// `term_select` in dialect `d`.
+/// The names of the payload columns a view's terms project, in order (each branch of a union
+/// must project the same).
+pub fn payload_names(q: &ViewQuery) -> Vec<String> {
+    payload(q).into_iter().map(|(_, n)| n).collect()
+}
+
+/// `term_select` in dialect `d`. For a union (`ViewQuery::branches`) the term is its branch's,
+/// over that branch's slice of `sources`; the mask 0 (the current join) is every branch's, one
+/// after the other.
 pub fn term_select_in(d: Dialect, q: &ViewQuery, term: Term, sources: &[Source]) -> String {
+    if !q.branches.is_empty() {
+        let spans = q.spans();
+        let one = |b: usize| {
+            let (first, n) = spans[b];
+            let local = Term { mask: term.mask >> first, sign: term.sign };
+            term_select_in(d, &q.branches[b], local, &sources[first..first + n])
+        };
+        return match crate::plan::branch_of(&spans, term.mask) {
+            Some(b) => one(b),
+            None => (0..spans.len()).map(one).collect::<Vec<_>>().join(" UNION ALL "),
+        };
+    }
     let aliases = aliases(q);
     let mut weight = vec![term.sign.to_string()];
     for (i, a) in aliases.iter().enumerate() {
@@ -388,6 +408,17 @@ pub struct CombinedLeaf {
 /// result is the union of the same terms `term_select` renders one by one, at the cost of one
 /// join over the current state instead of one join per term.
 pub fn combined_terms(q: &ViewQuery, leaves: &[CombinedLeaf], fk_skip: Mask) -> String {
+    if !q.branches.is_empty() {
+        // Each branch with a delta its own combined join (a branch without one has no term).
+        let parts: Vec<String> = q
+            .spans()
+            .iter()
+            .zip(&q.branches)
+            .filter(|((first, n), _)| leaves[*first..first + n].iter().any(|l| l.delta.is_some()))
+            .map(|(&(first, n), b)| combined_terms(b, &leaves[first..first + n], fk_skip >> first))
+            .collect();
+        return parts.join(" UNION ALL ");
+    }
     let aliases = aliases(q);
     let (tag, factor) = ("openivm_in_delta", "openivm_factor");
     let mut from = Vec::new();
@@ -1110,6 +1141,16 @@ pub fn describe_expressions(leaves: &[Leaf], exprs: &[Expr]) -> String {
 /// already checked to be exactly one statement by the parser).
 pub fn describe(query: &str) -> String {
     format!("DESCRIBE {query}")
+}
+
+/// A UNION ALL of one row of NULLs per branch, each cast to that branch's column types: its
+/// description gives DuckDB's unified type of every column of such a union.
+pub fn typed_union(branches: &[Vec<String>]) -> String {
+    let row = |types: &Vec<String>| {
+        let cols = list(types.iter().enumerate(), ", ", |(i, t)| format!("CAST(NULL AS {t}) AS c{i}"));
+        format!("SELECT {cols}")
+    };
+    list(branches, " UNION ALL ", row)
 }
 
 /// The query of the stage of an IN subquery: its distinct values (`sql` is DuckDB's own text of

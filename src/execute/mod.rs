@@ -199,7 +199,7 @@ fn compile(db: &dyn Sql, query: &str) -> Result<(ViewQuery, Vec<OutputColumn>)> 
     let select = parse_select(&json)?;
     let mut q = bind(select, &SqlCatalog::new(db))?;
     let outputs = describe(db, query)?;
-    q.set_output_types(&outputs.iter().map(|o| o.ty.clone()).collect::<Vec<_>>(), render::needs_text_identity);
+    q.set_output_types(&outputs.iter().map(|o| o.ty.clone()).collect::<Vec<_>>(), &render::needs_text_identity);
     Ok((q, outputs))
 }
 
@@ -472,7 +472,7 @@ fn compile_making_stages(
     let select = parse_select(&json)?;
     let mut q = bind(select, &SqlCatalog::making_stages(db, &maker))?;
     let outputs = describe(db, query)?;
-    q.set_output_types(&outputs.iter().map(|o| o.ty.clone()).collect::<Vec<_>>(), render::needs_text_identity);
+    q.set_output_types(&outputs.iter().map(|o| o.ty.clone()).collect::<Vec<_>>(), &render::needs_text_identity);
     Ok((q, outputs))
 }
 

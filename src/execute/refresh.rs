@@ -371,7 +371,7 @@ fn second_transaction(
     } else {
         (vec![], 0)
     };
-    let plan = plan::plan_terms(c.q.leaves.len(), plan::empty_delta_bits(&shapes), fk_bits);
+    let plan = plan::plan_spans(&c.q.spans(), plan::empty_delta_bits(&shapes), fk_bits);
     // All-DuckLake views may take the N-term rule (old states by time travel).
     let lake_tables: Vec<super::nterm::TableInput> = inputs
         .iter()
@@ -384,8 +384,14 @@ fn second_transaction(
         })
         .collect();
     let aliases: Vec<String> = c.q.leaves.iter().map(|l| l.alias.clone()).collect();
+    // A union's branches each take inclusion-exclusion (the N-term rule orders one join).
+    let choice = if c.q.branches.is_empty() {
+        super::nterm::choose(db, &aliases, &c.leaf_table, &lake_tables, &shapes, &relations, &plan)?
+    } else {
+        super::nterm::Choice::InclusionExclusion(None)
+    };
     let (nterm, rule_note) =
-        match super::nterm::choose(db, &aliases, &c.leaf_table, &lake_tables, &shapes, &relations, &plan)? {
+        match choice {
             super::nterm::Choice::NTerm(nt) => {
                 let why = nt.why.clone();
                 (Some(nt), Some(why))
@@ -739,7 +745,7 @@ fn finish(
     let counts = match p.mode {
         Mode::Incremental | Mode::GroupRecompute => p.counts(),
         // A recompute runs no term; terms_total still counts the view's terms.
-        Mode::Full => TermCounts { total: (1usize << p.c.q.leaves.len()) - 1, ..Default::default() },
+        Mode::Full => TermCounts { total: p.c.q.term_count(), ..Default::default() },
     };
     let total_ms = started.elapsed().as_secs_f64() * 1000.0;
     record_history(
@@ -866,8 +872,8 @@ pub fn refresh(db: &dyn Sql, cache: &mut Cache, name: &str, opts: Options) -> Re
     let go = match first {
         First::NothingToDo { c } => {
             let counts = TermCounts {
-                total: (1u32 << c.q.leaves.len()) as usize - 1,
-                empty_skipped: (1u32 << c.q.leaves.len()) as usize - 1,
+                total: c.q.term_count(),
+                empty_skipped: c.q.term_count(),
                 ..Default::default()
             };
             return Ok(RefreshReport {
@@ -932,7 +938,7 @@ pub fn explain(db: &dyn Sql, cache: &mut Cache, name: &str, opts: Options) -> Re
     let first = in_transaction(db, || first_transaction(db, cache, name, &opts))?;
     let go = match first {
         First::NothingToDo { c } => {
-            return Ok(plan::all_terms(c.q.leaves.len())
+            return Ok(plan::union_terms(&c.q.spans())
                 .into_iter()
                 .map(|t| ExplainRow {
                     mask: t.mask,
