@@ -9,7 +9,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::ast::{CompareOp, Expr};
-use crate::ir::{TableId, ViewQuery};
+use crate::ir::{Leaf, TableId, ViewQuery};
 use crate::plan::{DeltaShape, Mask};
 
 /// Where a foreign-key fact comes from.
@@ -51,8 +51,51 @@ pub struct ProvenRelation {
     pub fk: ForeignKey,
 }
 
-fn equates(p: &Expr, a: (usize, &str), b: (usize, &str)) -> bool {
-    let is = |e: &Expr, (leaf, col): (usize, &str)| matches!(e, Expr::Bound { leaf: l, column: c } if *l == leaf && c.eq_ignore_ascii_case(col));
+/// The width of an integer type and whether it is signed; None for other types.
+fn integer_width(ty: &str) -> Option<(u32, bool)> {
+    Some(match ty.trim().to_ascii_uppercase().as_str() {
+        "TINYINT" => (8, true),
+        "SMALLINT" => (16, true),
+        "INTEGER" => (32, true),
+        "BIGINT" => (64, true),
+        "HUGEINT" => (128, true),
+        "UTINYINT" => (8, false),
+        "USMALLINT" => (16, false),
+        "UINTEGER" => (32, false),
+        "UBIGINT" => (64, false),
+        "UHUGEINT" => (128, false),
+        _ => return None,
+    })
+}
+
+/// Whether a cast from `from` to `to` keeps every value distinct (an integer into a type that
+/// holds all its values): an equality through it is the equality of the values themselves.
+fn lossless_cast(from: &str, to: &str) -> bool {
+    from.eq_ignore_ascii_case(to)
+        || match (integer_width(from), integer_width(to)) {
+            (Some((f, fs)), Some((t, ts))) => (fs == ts && t >= f) || (!fs && ts && t > f),
+            _ => false,
+        }
+}
+
+/// The column an expression is: a bound column, or one under a lossless cast (a UNION ALL
+/// branch's column cast to the union's type).
+fn column_of<'a>(e: &'a Expr, leaves: &[Leaf]) -> Option<(usize, &'a str)> {
+    match e {
+        Expr::Bound { leaf, column } => Some((*leaf, column)),
+        Expr::Cast { expr, ty, try_cast: false } => {
+            let (leaf, column) = column_of(expr, leaves)?;
+            let from = &leaves.get(leaf)?.columns.iter().find(|c| c.name.eq_ignore_ascii_case(column))?.ty;
+            lossless_cast(from, &crate::render::type_name(ty)).then_some((leaf, column))
+        }
+        _ => None,
+    }
+}
+
+fn equates(p: &Expr, leaves: &[Leaf], a: (usize, &str), b: (usize, &str)) -> bool {
+    let is = |e: &Expr, (leaf, col): (usize, &str)| {
+        column_of(e, leaves).is_some_and(|(l, c)| l == leaf && c.eq_ignore_ascii_case(col))
+    };
     match p {
         Expr::Compare { op: CompareOp::Eq, left, right } => {
             (is(left, a) && is(right, b)) || (is(left, b) && is(right, a))
@@ -94,7 +137,7 @@ pub fn proven_relations(q: &ViewQuery, fks: &[ForeignKey]) -> Vec<ProvenRelation
                     .child_columns
                     .iter()
                     .zip(&fk.parent_columns)
-                    .all(|(cc, pc)| q.predicates.iter().any(|p| equates(p, (ci, cc), (pi, pc))));
+                    .all(|(cc, pc)| q.predicates.iter().any(|p| equates(p, &q.leaves, (ci, cc), (pi, pc))));
                 if all_joined
                     && !out.iter().any(|r: &ProvenRelation| r.child_leaf == ci && r.parent_leaf == pi && r.fk == *fk)
                 {
@@ -124,6 +167,32 @@ mod tests {
     use super::*;
     use crate::bind::bind;
     use crate::bind::tests::{star_select, TestCatalog};
+
+    #[test]
+    fn equalities_through_lossless_casts_prove_foreign_keys() {
+        assert!(lossless_cast("INTEGER", "BIGINT") && lossless_cast("UINTEGER", "BIGINT"));
+        assert!(lossless_cast("SMALLINT", "integer") && lossless_cast("VARCHAR", "VARCHAR"));
+        assert!(!lossless_cast("BIGINT", "INTEGER") && !lossless_cast("INTEGER", "UBIGINT"));
+        assert!(!lossless_cast("UBIGINT", "BIGINT") && !lossless_cast("DOUBLE", "BIGINT"));
+        let mut q = bind(star_select(), &TestCatalog::star()).unwrap();
+        let ty = crate::ast::TypeName { id: "BIGINT".into(), decimal: None };
+        // f.pid = p.pid written as CAST(f.pid AS BIGINT) = p.pid, f.pid an INTEGER
+        for p in &mut q.predicates {
+            if let Expr::Compare { left, .. } = p {
+                if matches!(left.as_ref(), Expr::Bound { leaf: 0, column } if column == "pid") {
+                    *left = Box::new(Expr::Cast { expr: left.clone(), ty: ty.clone(), try_cast: false });
+                }
+            }
+        }
+        for c in q.leaves[0].columns.iter_mut().filter(|c| c.name == "pid") {
+            c.ty = "INTEGER".into();
+        }
+        assert_eq!(proven_relations(&q, &[fk("fact", &["pid"], "product", &["pid"])]).len(), 1);
+        for c in q.leaves[0].columns.iter_mut().filter(|c| c.name == "pid") {
+            c.ty = "HUGEINT".into();
+        }
+        assert!(proven_relations(&q, &[fk("fact", &["pid"], "product", &["pid"])]).is_empty());
+    }
 
     fn id(n: &str) -> TableId {
         TableId { catalog: "memory".into(), schema: "main".into(), name: n.into() }
