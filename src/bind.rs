@@ -1465,6 +1465,53 @@ pub mod tests {
     }
 
     #[test]
+    fn distributes_a_union_all_over_its_branches() {
+        // SELECT p.name, SUM(u.v) FROM (SELECT pid, amount AS v FROM fact UNION ALL
+        //   SELECT pid, id FROM fact WHERE sid = 1) u JOIN product p ON u.pid = p.pid GROUP BY p.name
+        let branch = |v: &str, filter: Option<Expr>| UnionBranch {
+            select: Select {
+                items: vec![
+                    SelectItem { expr: Expr::Column(vec!["pid".into()]), alias: None },
+                    SelectItem { expr: Expr::Column(vec![v.into()]), alias: Some("v".into()) },
+                ],
+                from: table("fact", "fact"),
+                where_clause: filter,
+                group_by: vec![],
+                group_by_all: false,
+                grouping_sets: None,
+                presentation: Default::default(),
+                semi_joins: vec![],
+            },
+            tree: String::new(),
+        };
+        let sid_is_1 = eq(Expr::Column(vec!["sid".into()]), Expr::Constant(Constant::Integer(1)));
+        let union = FromItem::Union {
+            branches: vec![branch("amount", None), branch("id", Some(sid_is_1))],
+            alias: "u".into(),
+            columns: vec![],
+        };
+        let mut s = star_select();
+        s.items[1].expr = func("sum", vec![col("u", "v")]);
+        s.from = join(union, table("product", "p"), eq(col("u", "pid"), col("p", "pid")));
+        let q = bind(s, &TestCatalog::star()).unwrap();
+        assert_eq!(q.branches.len(), 2);
+        assert_eq!(q.spans(), vec![(0, 2), (2, 2)]);
+        assert_eq!(q.term_count(), 6);
+        assert_eq!(q.leaves.iter().map(|l| l.table.name.as_str()).collect::<Vec<_>>(), ["fact", "product", "fact", "product"]);
+        // each branch: its own leaves (numbered from 0), the outer join and its own filter
+        assert_eq!(q.branches[0].predicates.len(), 1);
+        assert_eq!(q.branches[1].predicates.len(), 2);
+        let arg = |b: &ViewQuery| match &b.shape {
+            Shape::Grouped { aggregates, .. } => aggregates[0].arg.clone(),
+            Shape::Bag { .. } => None,
+        };
+        assert_eq!(arg(&q.branches[0]), Some(Expr::Bound { leaf: 0, column: "amount".into() }));
+        assert_eq!(arg(&q.branches[1]), Some(Expr::Bound { leaf: 0, column: "id".into() }));
+        assert!(q.predicates.is_empty());
+        assert_eq!(q.used_columns.len(), 4);
+    }
+
+    #[test]
     fn flattens_a_select_project_join_subquery() {
         // SELECT s.n, SUM(s.amt) FROM store st JOIN (SELECT p.name AS n, f.sid, f.amount AS amt
         //   FROM fact f JOIN product p ON f.pid = p.pid WHERE f.amount > 0) s ON s.sid = st.sid GROUP BY s.n

@@ -1114,9 +1114,39 @@ class ViewGen:
             return r.choice([f"{e} - 1", f"{e} % 1000"])
         return r.choice([f"upper({e})", f"{e} || '!'", f"coalesce({e}, '?')", "'const'", "42"])
 
+    def union_view(self) -> str:
+        """A UNION ALL (or UNION) of two or three random bag queries of the same width, each
+        its own join; the outputs are cast to VARCHAR so that any two branches unify. Sometimes
+        the union is a subquery in FROM, grouped by its first column."""
+        r = self.rng
+        width = r.randint(1, 3)
+        branches, totals, tables = [], 0, set()
+        for _ in range(r.choice([2, 2, 3])):
+            leaves, rendered, extra = self.join()
+            from_text, join_where = self.from_clause(leaves, rendered, extra)
+            where = join_where + self.filters(leaves)
+            items = ", ".join(f"CAST({self.bag_expr(leaves)} AS VARCHAR) AS c{i}" for i in range(width))
+            branches.append(f"SELECT {items} {from_text}" + (" WHERE " + " AND ".join(where) if where else ""))
+            totals += 2 ** self.n_leaves - 1
+            tables |= self.leaf_tables
+        self.term_totals = frozenset({totals})
+        self.leaf_tables = frozenset(tables)
+        if r.random() < 0.35:
+            body = " UNION ALL ".join(branches)
+            rest = ", ".join(f"max(u.c{i}) AS m{i}" for i in range(1, width))
+            return f"SELECT u.c0, count(*) AS n{', ' + rest if rest else ''} FROM ({body}) AS u GROUP BY u.c0"
+        op = r.choice([" UNION ALL ", " UNION ALL ", " UNION "])
+        sql = op.join(branches)
+        if r.random() < 0.3:
+            sql += " ORDER BY " + ", ".join(f"{i + 1} NULLS FIRST" for i in range(width)) + f" LIMIT {r.randint(1, 6)}"
+        return sql
+
     def view(self) -> Tuple[str, bool]:
         """Returns (sql, has_float) for a random supported view query."""
         r = self.rng
+        self.term_totals = None
+        if r.random() < 0.06:
+            return self.union_view(), False
         leaves, rendered, extra = self.join()
         from_text, join_where = self.from_clause(leaves, rendered, extra)
         where = join_where + self.filters(leaves)
@@ -1248,6 +1278,7 @@ class ViewDef:
     copies: List[Copy]
     tables: frozenset = frozenset()  # the tables the query reads
     subquery_leaves: int = 0  # correlated subqueries in WHERE: each may join one hidden stage
+    term_totals: Optional[frozenset] = None  # a UNION: the sum of its branches' 2^N - 1
 
 
 class Runner:
@@ -1415,7 +1446,7 @@ class Runner:
                 if self.lazy and r.random() < 0.25:
                     cp.lag = 0.12  # a laggard: its cursors stay behind for several batches
             v = ViewDef(name, sql, has_float, self.vg.n_leaves, copies, self.vg.leaf_tables,
-                        sql.count("AS sq_in WHERE"))
+                        sql.count("AS sq_in WHERE"), self.vg.term_totals)
             ok = True
             for cp in copies:
                 cn = cp.name
@@ -1632,6 +1663,8 @@ class Runner:
             return False
         # a subquery in WHERE may join a stage (one more leaf), or keep the view full (no terms)
         allowed = {2 ** (v.n_leaves + k) - 1 for k in range(v.subquery_leaves + 1)} | ({0} if v.subquery_leaves else set())
+        if v.term_totals is not None:
+            allowed = set(v.term_totals)
         if total not in allowed:
             self.fail("refresh terms_total is not 2^N - 1", repr(row), v)
             return False
