@@ -150,6 +150,9 @@ pub enum FromItem {
         alias: String,
         /// Column aliases written after it (`AS u(a, b)`); otherwise the first branch names them.
         columns: Vec<String>,
+        /// A top-level INTERSECT or EXCEPT: the branches of its left operand are side 0, those
+        /// of its right side 1, and the view shows each row by its two counts.
+        compared: Option<Compared>,
     },
     /// One branch of a `Union`, standing for it in one of the queries it is distributed into:
     /// the branch's rows under the union's column names, each cast to the union's type where
@@ -177,6 +180,18 @@ pub enum FromItem {
 pub struct UnionBranch {
     pub select: Select,
     pub tree: String,
+    /// The operand of an INTERSECT / EXCEPT it belongs to: 0 (left) or 1 (right).
+    pub side: u8,
+}
+
+/// `INTERSECT [ALL]` / `EXCEPT [ALL]` of two operands (each a query or a UNION ALL of queries):
+/// a row's copies follow from its number of copies on each side, c0 and c1.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Compared {
+    /// ALL: min(c0, c1) copies; otherwise one where both are positive.
+    Intersect { all: bool },
+    /// ALL: max(c0 - c1, 0) copies; otherwise one where c0 is positive and c1 is 0.
+    Except { all: bool },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

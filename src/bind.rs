@@ -159,36 +159,46 @@ fn bind_error<T>(msg: String) -> Result<T> {
 /// projections and grouped sums and counts of a bag union are the union (per group, the sum) of
 /// the same over each branch; the stored result and its merge are the one query's.
 pub fn bind(select: Select, catalog: &dyn Catalog) -> Result<ViewQuery> {
-    let Some((branches, alias, aliases)) = first_union(&select.from) else {
+    let Some((branches, alias, aliases, compared)) = first_union(&select.from) else {
         return bind_one(select, catalog);
     };
-    let (branches, alias) = (branches.clone(), alias.clone());
+    let (branches, alias, compared) = (branches.clone(), alias.clone(), *compared);
     let (columns, types) = union_columns(&branches, aliases, catalog)?;
     let mut parts = Vec::new();
     for (branch, types) in branches.into_iter().zip(types) {
+        let side = branch.side;
         let mut one = select.clone();
         let stand_in =
             FromItem::UnionBranch { branch: Box::new(branch), alias: alias.clone(), columns: columns.clone(), types };
         replace_first_union(&mut one.from, stand_in);
-        parts.push(bind(one, catalog)?);
+        let mut part = bind(one, catalog)?;
+        if compared.is_some() {
+            part.side = Some(side);
+            part.branches.iter_mut().for_each(|b| b.side = Some(side));
+        }
+        parts.push(part);
     }
-    union_of(parts)
+    let mut q = union_of(parts)?;
+    q.compared = compared;
+    Ok(q)
 }
 
 /// The first UNION ALL of a FROM clause that is bound with the query: not inside a subquery
 /// that becomes a stage (whose own query distributes it).
-fn first_union(from: &FromItem) -> Option<(&Vec<UnionBranch>, &String, &Vec<String>)> {
+#[allow(clippy::type_complexity)]
+fn first_union(from: &FromItem) -> Option<(&Vec<UnionBranch>, &String, &Vec<String>, &Option<crate::ast::Compared>)> {
     match from {
-        FromItem::Union { branches, alias, columns } => Some((branches, alias, columns)),
+        FromItem::Union { branches, alias, columns, compared } => Some((branches, alias, columns, compared)),
         FromItem::Subquery { select, .. } if flattens(select) => first_union(&select.from),
         FromItem::Join { left, right, .. } => first_union(left).or_else(|| first_union(right)),
         _ => None,
     }
 }
 
-fn replace_first_union(from: &mut FromItem, with: FromItem) -> Option<FromItem> {
+/// Puts `with` where `first_union` finds the union.
+fn replace_first_union(from: &mut FromItem, with: FromItem) {
     match from {
-        FromItem::Union { .. } => Some(std::mem::replace(from, with)),
+        FromItem::Union { .. } => *from = with,
         FromItem::Subquery { select, .. } if flattens(select) => replace_first_union(&mut select.from, with),
         FromItem::Join { left, right, .. } => {
             if first_union(left).is_some() {
@@ -197,7 +207,7 @@ fn replace_first_union(from: &mut FromItem, with: FromItem) -> Option<FromItem> 
                 replace_first_union(right, with)
             }
         }
-        _ => None,
+        _ => {}
     }
 }
 
@@ -303,6 +313,8 @@ fn union_of(parts: Vec<ViewQuery>) -> Result<ViewQuery> {
         source_views,
         upstream,
         branches,
+        side: None,
+        compared: None,
     })
 }
 
@@ -458,6 +470,8 @@ fn bind_one(select: Select, catalog: &dyn Catalog) -> Result<ViewQuery> {
         source_views: scope.views,
         upstream: scope.upstream,
         branches: vec![],
+        side: None,
+        compared: None,
     })
 }
 
@@ -953,6 +967,8 @@ fn flattens(select: &Select) -> bool {
         && !select.group_by_all
         && select.presentation == Presentation::default()
         && select.semi_joins.is_empty()
+        // INTERSECT / EXCEPT do not distribute over a join: such a subquery is a stage
+        && !matches!(select.from, FromItem::Union { compared: Some(_), .. })
 }
 
 /// WHERE conjuncts with subqueries as inner joins with stages (`ast::SubqueryJoin`). `x IN
@@ -1483,12 +1499,14 @@ pub mod tests {
                 semi_joins: vec![],
             },
             tree: String::new(),
+            side: 0,
         };
         let sid_is_1 = eq(Expr::Column(vec!["sid".into()]), Expr::Constant(Constant::Integer(1)));
         let union = FromItem::Union {
             branches: vec![branch("amount", None), branch("id", Some(sid_is_1))],
             alias: "u".into(),
             columns: vec![],
+            compared: None,
         };
         let mut s = star_select();
         s.items[1].expr = func("sum", vec![col("u", "v")]);

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::ast::{AggCall, Expr, Presentation};
+use crate::ast::{AggCall, Compared, Expr, Presentation};
 
 /// A base table's fully qualified identity.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -221,6 +221,12 @@ pub struct ViewQuery {
     /// after the other, `shape` and `presentation` the first branch's, which every branch
     /// stores alike, and `predicates` is empty. Empty for a query without a union.
     pub branches: Vec<ViewQuery>,
+    /// A branch of an INTERSECT / EXCEPT: its operand (0 left, 1 right), projected by its
+    /// terms as `openivm_side`.
+    pub side: Option<u8>,
+    /// An INTERSECT / EXCEPT of the branches: the stored result counts each row's copies per
+    /// side (`openivm_c0`, `openivm_c1`) and the view shows what the operation keeps.
+    pub compared: Option<Compared>,
 }
 
 /// A union's leaves in all: each branch's terms are masks over its own leaves, placed at the
@@ -384,6 +390,12 @@ pub mod stored {
     }
     /// Grouping sets: the grouping id of the row's set (see `GroupingSets`).
     pub const GROUPING_SET: &str = "openivm_gset";
+    /// INTERSECT / EXCEPT: the operand a term row comes from (0 or 1).
+    pub const SIDE: &str = "openivm_side";
+    /// INTERSECT / EXCEPT: a stored row's copies on side `s`.
+    pub fn side_count(s: u8) -> String {
+        format!("openivm_c{s}")
+    }
     pub fn group_text(i: usize) -> String {
         format!("openivm_t{i}")
     }

@@ -8,8 +8,8 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::ast::{
-    AggCall, CompareOp, Constant, Correlated, CorrelatedCandidate, CorrelatedKind, Expr, FromItem, Select, SelectItem,
-    SemiJoin, SubqueryJoin, TableName, TypeName, UnionBranch,
+    AggCall, CompareOp, Compared, Constant, Correlated, CorrelatedCandidate, CorrelatedKind, Expr, FromItem, Select,
+    SelectItem, SemiJoin, SubqueryJoin, TableName, TypeName, UnionBranch,
 };
 use crate::bind::{aggregate_func, contains_aggregate};
 use crate::error::{Error, Result};
@@ -550,10 +550,24 @@ fn union_branches(node: RawNode, ctes: &[Cte], outermost: bool) -> Result<(Vec<U
             branches.extend(inner);
         } else {
             let tree = statement_tree(&serde_json::json!({ "node": side }));
-            branches.push(UnionBranch { select: select_node(raw, ctes)?, tree });
+            branches.push(UnionBranch { select: select_node(raw, ctes)?, tree, side: 0 });
         }
     }
     Ok((branches, distinct))
+}
+
+/// An operand of INTERSECT / EXCEPT as branches: one query, or a UNION ALL of queries.
+fn operand_branches(operand: Value, ctes: &[Cte]) -> Result<Vec<UnionBranch>> {
+    let raw: RawNode = serde_json::from_value(operand.clone())
+        .map_err(|e| Error::Parse(format!("DuckDB's parse tree could not be read ({e})")))?;
+    if raw.kind != "SET_OPERATION_NODE" {
+        let tree = statement_tree(&serde_json::json!({ "node": operand }));
+        return Ok(vec![UnionBranch { select: select_node(raw, ctes)?, tree, side: 0 }]);
+    }
+    match union_branches(raw, ctes, false)? {
+        (branches, false) => Ok(branches),
+        (_, true) => unsupported("a UNION (without ALL) inside INTERSECT or EXCEPT"),
+    }
 }
 
 /// A top-level set operation as `SELECT * FROM (<the union>)`, with its ORDER BY / LIMIT and
@@ -562,11 +576,32 @@ fn set_operation(node: RawNode, outer_ctes: &[Cte]) -> Result<Select> {
     let mut node = node;
     let ctes = with_ctes(std::mem::take(&mut node.cte_map), outer_ctes)?;
     let mut presentation = modifiers(std::mem::take(&mut node.modifiers))?;
-    let (branches, distinct) = union_branches(node, &ctes, true)?;
-    presentation.distinct |= distinct;
+    let (branches, compared) = match node.setop_type.as_str() {
+        "INTERSECT" | "EXCEPT" => {
+            let all = node.setop_all;
+            let compared =
+                if node.setop_type == "INTERSECT" { Compared::Intersect { all } } else { Compared::Except { all } };
+            let mut branches = Vec::new();
+            for (side, operand) in [(0, node.left), (1, node.right)] {
+                let Some(operand) = operand else {
+                    return Err(Error::Parse("a set operation without two sides".into()));
+                };
+                for mut b in operand_branches(operand, &ctes)? {
+                    b.side = side;
+                    branches.push(b);
+                }
+            }
+            (branches, Some(compared))
+        }
+        _ => {
+            let (branches, distinct) = union_branches(node, &ctes, true)?;
+            presentation.distinct |= distinct;
+            (branches, None)
+        }
+    };
     Ok(Select {
         items: vec![SelectItem { expr: Expr::Star { relation: None }, alias: None }],
-        from: FromItem::Union { branches, alias: "unnamed_subquery".into(), columns: vec![] },
+        from: FromItem::Union { branches, alias: "unnamed_subquery".into(), columns: vec![], compared },
         where_clause: None,
         group_by: vec![],
         group_by_all: false,
@@ -778,7 +813,7 @@ fn table_ref(t: RawTableRef, ctes: &[Cte]) -> Result<FromItem> {
             let empty = |v: &Value| v.is_null() || v.as_array().is_some_and(|a| a.is_empty());
             if n["type"] == "SET_OPERATION_NODE" && empty(&n["modifiers"]) && empty(&n["cte_map"]["map"]) {
                 if let Ok((branches, false)) = union_branches(statement(sub.clone())?.node, ctes, true) {
-                    return Ok(FromItem::Union { branches, alias, columns: t.column_name_alias });
+                    return Ok(FromItem::Union { branches, alias, columns: t.column_name_alias, compared: None });
                 }
             }
             let select = select_node(statement(sub)?.node, ctes)?;

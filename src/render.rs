@@ -1,7 +1,7 @@
 //! Stage 5: the only producer of SQL text. Every identifier is quoted here and every literal
 //! escaped here; no other module builds SQL from strings.
 
-use crate::ast::{AggCall, CompareOp, Constant, Expr, TypeName};
+use crate::ast::{AggCall, CompareOp, Compared, Constant, Expr, TypeName};
 use crate::ir::{stored, AggFunc, Aggregate, ColumnDef, Leaf, OrderKey, Shape, SumInput, TableId, ViewQuery};
 use crate::plan::{Mask, Term};
 
@@ -280,6 +280,9 @@ fn payload(q: &ViewQuery) -> Vec<(Expr, String)> {
             for (i, o) in outputs.iter().enumerate().filter(|(i, _)| text_identity[*i]) {
                 let text = TypeName { id: "VARCHAR".into(), decimal: None };
                 p.push((Expr::Cast { expr: Box::new(o.clone()), ty: text, try_cast: false }, stored::group_text(i)));
+            }
+            if let Some(side) = q.side {
+                p.push((Expr::Constant(Constant::Integer(side.into())), stored::SIDE.to_string()));
             }
             p
         }
@@ -561,6 +564,12 @@ fn aggregate_rows(d: Dialect, q: &ViewQuery, rows_sql: &str, weights: Weights) -
     }
     let count = if unit { "COUNT(*)".to_string() } else { format!("CAST(COALESCE(SUM({w}), 0) AS BIGINT)") };
     cols.push(format!("{count} AS {}", d.ident(stored::COUNT)));
+    if q.compared.is_some() {
+        for side in [0u8, 1] {
+            let on_side = format!("{} = {side}", d.ident(stored::SIDE));
+            cols.push(format!("{} AS {}", count_where(&on_side), d.ident(&stored::side_count(side))));
+        }
+    }
     if let Shape::Grouped { aggregates, .. } = &q.shape {
         for (j, a) in aggregates.iter().enumerate() {
             let v = d.ident(&value_col(value_slot(aggregates, j)));
@@ -692,6 +701,9 @@ impl Summed {
 pub fn stored_columns(q: &ViewQuery) -> (Vec<String>, Vec<Summed>) {
     let keys = key_columns(q);
     let mut state = Vec::new();
+    if q.compared.is_some() {
+        state.extend([0, 1].map(|side| Summed::added(stored::side_count(side))));
+    }
     if let Shape::Grouped { aggregates, .. } = &q.shape {
         for (j, a) in aggregates.iter().enumerate() {
             match a.func {
@@ -1041,6 +1053,20 @@ pub fn visible_view(q: &ViewQuery, data: &Qualified, outputs: &[OutputColumn], s
                 cols.push(ident(stored::COUNT));
             }
             format!("SELECT {} FROM {}", cols.join(", "), data.in_own_database())
+        }
+        // INTERSECT / EXCEPT: a row's copies follow from its copies on each side.
+        Shape::Bag { .. } if q.compared.is_some() => {
+            let (c0, c1) = (ident(&stored::side_count(0)), ident(&stored::side_count(1)));
+            let copies = match q.compared {
+                Some(Compared::Intersect { all: true }) => format!("LEAST({c0}, {c1})"),
+                Some(Compared::Intersect { all: false }) => format!("CASE WHEN {c0} > 0 AND {c1} > 0 THEN 1 ELSE 0 END"),
+                Some(Compared::Except { all: true }) => format!("GREATEST({c0} - {c1}, 0)"),
+                _ => format!("CASE WHEN {c0} > 0 AND {c1} = 0 THEN 1 ELSE 0 END"),
+            };
+            format!(
+                "SELECT *, UNNEST(range(CAST({copies} AS BIGINT))) AS openivm_copy FROM {d}",
+                d = data.in_own_database()
+            )
         }
         // DISTINCT reads each stored row once; otherwise a row is repeated for its copies.
         Shape::Bag { .. } if q.presentation.distinct => format!("SELECT * FROM {}", data.sql()),

@@ -16,7 +16,8 @@
 //! `exit()` runs before any `atexit` handler or static destructor (a plain `atexit` handler is
 //! not enough: DuckDB registers the destructors of function-local statics when they are first
 //! used, after LOAD, and those run first), with an `atexit` handler as the fallback when LOAD
-//! did not run on the main thread.
+//! did not run on the main thread, registered once more after the first poll (so that it runs
+//! before the destructors of the statics a poll uses).
 //!
 //! Access to the connection goes through a `Gate` (shell/gate.rs): one call at a time, nested
 //! calls refused, and every exit path (including a panic) frees it and rolls back a transaction
@@ -48,6 +49,7 @@ fn env_millis(name: &str, default: Duration) -> Duration {
 /// per process, not per database.)
 static EXITING: Mutex<bool> = Mutex::new(false);
 static EXIT_HANDLER: Once = Once::new();
+static EXIT_HANDLER_AFTER_POLL: Once = Once::new();
 
 extern "C" {
     fn atexit(callback: extern "C" fn()) -> std::os::raw::c_int;
@@ -156,6 +158,17 @@ impl Instance {
             // The instance (and the connection it may hold) goes while the poll lock is held.
             drop(instance);
             drop(exiting);
+            // A poll first uses some of DuckDB's function-local statics, whose destructors are
+            // registered then, after the handler registered at LOAD: registered again now, the
+            // handler runs before them (atexit runs in reverse order). This covers a LOAD that
+            // did not run on the main thread (DuckDB 2.0's Python client), where the
+            // thread-local guard is not armed.
+            EXIT_HANDLER_AFTER_POLL.call_once(|| {
+                // SAFETY: as for the registration in `watch`.
+                unsafe {
+                    atexit(stop_watchdogs_at_exit);
+                }
+            });
             if released {
                 return;
             }
