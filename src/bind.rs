@@ -159,7 +159,7 @@ fn bind_error<T>(msg: String) -> Result<T> {
 /// projections and grouped sums and counts of a bag union are the union (per group, the sum) of
 /// the same over each branch; the stored result and its merge are the one query's.
 pub fn bind(select: Select, catalog: &dyn Catalog) -> Result<ViewQuery> {
-    let Some((branches, alias, aliases, compared)) = first_union(&select.from) else {
+    let Some(FromItem::Union { branches, alias, columns: aliases, compared }) = first_union(&select.from) else {
         return bind_one(select, catalog);
     };
     let (branches, alias, compared) = (branches.clone(), alias.clone(), *compared);
@@ -185,10 +185,9 @@ pub fn bind(select: Select, catalog: &dyn Catalog) -> Result<ViewQuery> {
 
 /// The first UNION ALL of a FROM clause that is bound with the query: not inside a subquery
 /// that becomes a stage (whose own query distributes it).
-#[allow(clippy::type_complexity)]
-fn first_union(from: &FromItem) -> Option<(&Vec<UnionBranch>, &String, &Vec<String>, &Option<crate::ast::Compared>)> {
+fn first_union(from: &FromItem) -> Option<&FromItem> {
     match from {
-        FromItem::Union { branches, alias, columns, compared } => Some((branches, alias, columns, compared)),
+        FromItem::Union { .. } => Some(from),
         FromItem::Subquery { select, .. } if flattens(select) => first_union(&select.from),
         FromItem::Join { left, right, .. } => first_union(left).or_else(|| first_union(right)),
         _ => None,
@@ -233,26 +232,23 @@ fn branch_subquery(branch: UnionBranch) -> Select {
 
 /// The union's columns (names: the aliases written after it, else the first branch's; types:
 /// DuckDB's unification of the branches') and each branch's own column types.
-fn union_columns(
-    branches: &[UnionBranch],
-    aliases: &[String],
-    catalog: &dyn Catalog,
-) -> Result<(Vec<(Option<String>, String)>, Vec<Vec<String>>)> {
+/// A union's columns (name, if the query can name it, and DuckDB type) and each branch's own
+/// column types.
+type UnionColumns = (Vec<(Option<String>, String)>, Vec<Vec<String>>);
+
+fn union_columns(branches: &[UnionBranch], aliases: &[String], catalog: &dyn Catalog) -> Result<UnionColumns> {
     let mut names: Vec<Option<String>> = Vec::new();
     let mut types: Vec<Vec<String>> = Vec::new();
     for (b, branch) in branches.iter().enumerate() {
         let mut scratch = Scope::default();
-        let derived = flatten_subquery(branch_subquery(branch.clone()), "openivm_branch".into(), vec![], catalog, &mut scratch)?;
+        let derived =
+            flatten_subquery(branch_subquery(branch.clone()), "openivm_branch".into(), vec![], catalog, &mut scratch)?;
         let exprs: Vec<Expr> = derived.columns.iter().map(|(_, e)| e.clone()).collect();
         let typed = catalog.expression_types(&scratch.leaves, &exprs)?;
         if b == 0 {
             names = derived.columns.iter().map(|(n, _)| n.clone()).collect();
         } else if exprs.len() != names.len() {
-            return bind_error(format!(
-                "the branches of a UNION ALL have {} and {} columns",
-                names.len(),
-                exprs.len()
-            ));
+            return bind_error(format!("the branches of a UNION ALL have {} and {} columns", names.len(), exprs.len()));
         }
         types.push(typed.into_iter().map(|t| t.unwrap_or_else(|| "UNKNOWN".into())).collect());
     }
@@ -647,7 +643,9 @@ fn flatten(item: FromItem, catalog: &dyn Catalog, scope: &mut Scope, preds: &mut
             if derived.columns.len() != columns.len() {
                 return bind_error("the branches of a UNION ALL have different numbers of columns".into());
             }
-            for ((name, e), ((union_name, union_type), own)) in derived.columns.iter_mut().zip(columns.iter().zip(&types)) {
+            for ((name, e), ((union_name, union_type), own)) in
+                derived.columns.iter_mut().zip(columns.iter().zip(&types))
+            {
                 *name = union_name.clone();
                 if own != union_type {
                     let ty = TypeName { id: union_type.clone(), decimal: None };
@@ -1515,7 +1513,10 @@ pub mod tests {
         assert_eq!(q.branches.len(), 2);
         assert_eq!(q.spans(), vec![(0, 2), (2, 2)]);
         assert_eq!(q.term_count(), 6);
-        assert_eq!(q.leaves.iter().map(|l| l.table.name.as_str()).collect::<Vec<_>>(), ["fact", "product", "fact", "product"]);
+        assert_eq!(
+            q.leaves.iter().map(|l| l.table.name.as_str()).collect::<Vec<_>>(),
+            ["fact", "product", "fact", "product"]
+        );
         // each branch: its own leaves (numbered from 0), the outer join and its own filter
         assert_eq!(q.branches[0].predicates.len(), 1);
         assert_eq!(q.branches[1].predicates.len(), 2);

@@ -1059,7 +1059,9 @@ pub fn visible_view(q: &ViewQuery, data: &Qualified, outputs: &[OutputColumn], s
             let (c0, c1) = (ident(&stored::side_count(0)), ident(&stored::side_count(1)));
             let copies = match q.compared {
                 Some(Compared::Intersect { all: true }) => format!("LEAST({c0}, {c1})"),
-                Some(Compared::Intersect { all: false }) => format!("CASE WHEN {c0} > 0 AND {c1} > 0 THEN 1 ELSE 0 END"),
+                Some(Compared::Intersect { all: false }) => {
+                    format!("CASE WHEN {c0} > 0 AND {c1} > 0 THEN 1 ELSE 0 END")
+                }
                 Some(Compared::Except { all: true }) => format!("GREATEST({c0} - {c1}, 0)"),
                 _ => format!("CASE WHEN {c0} > 0 AND {c1} = 0 THEN 1 ELSE 0 END"),
             };

@@ -390,14 +390,13 @@ fn second_transaction(
     } else {
         super::nterm::Choice::InclusionExclusion(None)
     };
-    let (nterm, rule_note) =
-        match choice {
-            super::nterm::Choice::NTerm(nt) => {
-                let why = nt.why.clone();
-                (Some(nt), Some(why))
-            }
-            super::nterm::Choice::InclusionExclusion(note) => (None, note),
-        };
+    let (nterm, rule_note) = match choice {
+        super::nterm::Choice::NTerm(nt) => {
+            let why = nt.why.clone();
+            (Some(nt), Some(why))
+        }
+        super::nterm::Choice::InclusionExclusion(note) => (None, note),
+    };
     let run_masks: Vec<u32> = match &nterm {
         Some(nt) => nt.terms.iter().filter(|(_, s)| *s == TermStatus::Run).map(|(i, _)| 1u32 << i).collect(),
         None => plan.iter().filter(|(_, s)| *s == TermStatus::Run).map(|(t, _)| t.mask).collect(),
@@ -871,11 +870,7 @@ pub fn refresh(db: &dyn Sql, cache: &mut Cache, name: &str, opts: Options) -> Re
     let first = in_transaction(db, || first_transaction(db, cache, name, &opts))?;
     let go = match first {
         First::NothingToDo { c } => {
-            let counts = TermCounts {
-                total: c.q.term_count(),
-                empty_skipped: c.q.term_count(),
-                ..Default::default()
-            };
+            let counts = TermCounts { total: c.q.term_count(), empty_skipped: c.q.term_count(), ..Default::default() };
             return Ok(RefreshReport {
                 view: c.view.at.name.clone(),
                 counts,

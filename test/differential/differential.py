@@ -1120,8 +1120,8 @@ class ViewGen:
         return r.choice([f"upper({e})", f"{e} || '!'", f"coalesce({e}, '?')", "'const'", "42"])
 
     def union_view(self) -> str:
-        """A UNION ALL (or UNION) of two or three random bag queries of the same width, each
-        its own join; the outputs are cast to VARCHAR so that any two branches unify. Sometimes
+        """A UNION ALL (or UNION, or of two: INTERSECT / EXCEPT [ALL]) of two or three random bag
+        queries of the same width, each its own join; the outputs are cast to VARCHAR so that any two branches unify. Sometimes
         the union is a subquery in FROM, grouped by its first column."""
         r = self.rng
         width = r.randint(1, 3)
@@ -1146,8 +1146,10 @@ class ViewGen:
             body = " UNION ALL ".join(branches)
             rest = ", ".join(f"max(u.c{i}) AS m{i}" for i in range(1, width))
             return f"SELECT u.c0, count(*) AS n{', ' + rest if rest else ''} FROM ({body}) AS u GROUP BY u.c0"
-        op = r.choice([" UNION ALL ", " UNION ALL ", " UNION "])
-        sql = op.join(branches)
+        ops = [" UNION ALL ", " UNION ALL ", " UNION "]
+        if len(branches) == 2:
+            ops += [" INTERSECT ", " INTERSECT ALL ", " EXCEPT ", " EXCEPT ALL "]
+        sql = r.choice(ops).join(branches)
         if r.random() < 0.3:
             sql += " ORDER BY " + ", ".join(f"{i + 1} NULLS FIRST" for i in range(width)) + f" LIMIT {r.randint(1, 6)}"
         return sql
