@@ -184,14 +184,28 @@ pub struct UnionBranch {
     pub side: u8,
 }
 
-/// `INTERSECT [ALL]` / `EXCEPT [ALL]` of two operands (each a query or a UNION ALL of queries):
-/// a row's copies follow from its number of copies on each side, c0 and c1.
+/// `INTERSECT [ALL]` / `EXCEPT [ALL]` of operands (each a query or a UNION ALL of queries):
+/// a row's copies follow from its number of copies on each side, c0, c1, ...
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Compared {
-    /// ALL: min(c0, c1) copies; otherwise one where both are positive.
-    Intersect { all: bool },
-    /// ALL: max(c0 - c1, 0) copies; otherwise one where c0 is positive and c1 is 0.
+    /// A chain of `sides` operands (`a INTERSECT b INTERSECT c`). ALL: min(c0, c1, ...) copies;
+    /// otherwise one where every count is positive (a chain with one INTERSECT without ALL
+    /// deduplicates the whole result, so it is read so).
+    Intersect { all: bool, sides: u8 },
+    /// Two sides: the first operand, and every operand subtracted from it (`(a EXCEPT b) EXCEPT
+    /// c` is `a EXCEPT (b UNION ALL c)`, with or without ALL). ALL: max(c0 - c1, 0) copies;
+    /// otherwise one where c0 is positive and c1 is 0.
     Except { all: bool },
+}
+
+impl Compared {
+    /// The number of sides counted.
+    pub fn sides(self) -> u8 {
+        match self {
+            Compared::Intersect { sides, .. } => sides,
+            Compared::Except { .. } => 2,
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

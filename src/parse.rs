@@ -556,6 +556,27 @@ fn union_branches(node: RawNode, ctes: &[Cte], outermost: bool) -> Result<(Vec<U
     Ok((branches, distinct))
 }
 
+/// The operands of a left-deep chain of one operation (`(a INTERSECT b) INTERSECT c`: a, b, c),
+/// and the ALL flag of each operation in it.
+fn chain(node: RawNode) -> Result<(Vec<Value>, Vec<bool>)> {
+    let (Some(left), Some(right)) = (node.left, node.right) else {
+        return Err(Error::Parse("a set operation without two sides".into()));
+    };
+    let same = left["type"] == "SET_OPERATION_NODE"
+        && left["setop_type"] == Value::String(node.setop_type.clone())
+        && left["modifiers"].as_array().is_none_or(|m| m.is_empty());
+    let (mut operands, mut flags) = if same {
+        let inner: RawNode = serde_json::from_value(left)
+            .map_err(|e| Error::Parse(format!("DuckDB's parse tree could not be read ({e})")))?;
+        chain(inner)?
+    } else {
+        (vec![left], vec![])
+    };
+    operands.push(right);
+    flags.push(node.setop_all);
+    Ok((operands, flags))
+}
+
 /// An operand of INTERSECT / EXCEPT as branches: one query, or a UNION ALL of queries.
 fn operand_branches(operand: Value, ctes: &[Cte]) -> Result<Vec<UnionBranch>> {
     let raw: RawNode = serde_json::from_value(operand.clone())
@@ -578,14 +599,21 @@ fn set_operation(node: RawNode, outer_ctes: &[Cte]) -> Result<Select> {
     let mut presentation = modifiers(std::mem::take(&mut node.modifiers))?;
     let (branches, compared) = match node.setop_type.as_str() {
         "INTERSECT" | "EXCEPT" => {
-            let all = node.setop_all;
-            let compared =
-                if node.setop_type == "INTERSECT" { Compared::Intersect { all } } else { Compared::Except { all } };
+            let intersect = node.setop_type == "INTERSECT";
+            let (operands, flags) = chain(node)?;
+            let all = flags.iter().all(|&a| a);
+            if !intersect && flags.iter().any(|&a| a != all) {
+                return unsupported("EXCEPT and EXCEPT ALL in one chain");
+            }
+            let sides = u8::try_from(operands.len()).unwrap_or(u8::MAX);
+            if sides > 8 {
+                return unsupported("a chain of more than 8 INTERSECT operands");
+            }
+            let compared = if intersect { Compared::Intersect { all, sides } } else { Compared::Except { all } };
             let mut branches = Vec::new();
-            for (side, operand) in [(0, node.left), (1, node.right)] {
-                let Some(operand) = operand else {
-                    return Err(Error::Parse("a set operation without two sides".into()));
-                };
+            for (n, operand) in operands.into_iter().enumerate() {
+                // EXCEPT: every operand after the first is subtracted (side 1)
+                let side = if intersect { n as u8 } else { u8::from(n > 0) };
                 for mut b in operand_branches(operand, &ctes)? {
                     b.side = side;
                     branches.push(b);
@@ -1172,6 +1200,25 @@ fn literal(l: RawLiteral) -> Result<Constant> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_chain_of_one_set_operation_lists_its_operands() {
+        let q = |name: &str| serde_json::json!({"type": "SELECT_NODE", "name": name});
+        let node = |kind: &str, all: bool, left: Value, right: Value| {
+            serde_json::json!({"type": "SET_OPERATION_NODE", "setop_type": kind, "setop_all": all,
+                               "modifiers": [], "left": left, "right": right})
+        };
+        // (a INTERSECT b) INTERSECT ALL c
+        let abc = node("INTERSECT", true, node("INTERSECT", false, q("a"), q("b")), q("c"));
+        let (operands, flags) = chain(serde_json::from_value(abc).unwrap()).unwrap();
+        assert_eq!(operands, vec![q("a"), q("b"), q("c")]);
+        assert_eq!(flags, vec![false, true]);
+        // a EXCEPT (b INTERSECT c): the right side is one operand; another operation on the
+        // left is one too
+        let nested = node("EXCEPT", false, node("INTERSECT", false, q("a"), q("b")), q("c"));
+        let (operands, flags) = chain(serde_json::from_value(nested).unwrap()).unwrap();
+        assert_eq!((operands.len(), flags), (2, vec![false]));
+    }
 
     #[test]
     fn grouping_sets_as_positions_or_none_for_one_set_of_all() {

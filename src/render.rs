@@ -564,8 +564,8 @@ fn aggregate_rows(d: Dialect, q: &ViewQuery, rows_sql: &str, weights: Weights) -
     }
     let count = if unit { "COUNT(*)".to_string() } else { format!("CAST(COALESCE(SUM({w}), 0) AS BIGINT)") };
     cols.push(format!("{count} AS {}", d.ident(stored::COUNT)));
-    if q.compared.is_some() {
-        for side in [0u8, 1] {
+    if let Some(compared) = q.compared {
+        for side in 0..compared.sides() {
             let on_side = format!("{} = {side}", d.ident(stored::SIDE));
             cols.push(format!("{} AS {}", count_where(&on_side), d.ident(&stored::side_count(side))));
         }
@@ -701,8 +701,8 @@ impl Summed {
 pub fn stored_columns(q: &ViewQuery) -> (Vec<String>, Vec<Summed>) {
     let keys = key_columns(q);
     let mut state = Vec::new();
-    if q.compared.is_some() {
-        state.extend([0, 1].map(|side| Summed::added(stored::side_count(side))));
+    if let Some(compared) = q.compared {
+        state.extend((0..compared.sides()).map(|side| Summed::added(stored::side_count(side))));
     }
     if let Shape::Grouped { aggregates, .. } = &q.shape {
         for (j, a) in aggregates.iter().enumerate() {
@@ -1056,11 +1056,12 @@ pub fn visible_view(q: &ViewQuery, data: &Qualified, outputs: &[OutputColumn], s
         }
         // INTERSECT / EXCEPT: a row's copies follow from its copies on each side.
         Shape::Bag { .. } if q.compared.is_some() => {
-            let (c0, c1) = (ident(&stored::side_count(0)), ident(&stored::side_count(1)));
+            let count = |side: u8| ident(&stored::side_count(side));
+            let (c0, c1) = (count(0), count(1));
             let copies = match q.compared {
-                Some(Compared::Intersect { all: true }) => format!("LEAST({c0}, {c1})"),
-                Some(Compared::Intersect { all: false }) => {
-                    format!("CASE WHEN {c0} > 0 AND {c1} > 0 THEN 1 ELSE 0 END")
+                Some(Compared::Intersect { all: true, sides }) => format!("LEAST({})", list(0..sides, ", ", count)),
+                Some(Compared::Intersect { all: false, sides }) => {
+                    format!("CASE WHEN {} THEN 1 ELSE 0 END", list(0..sides, " AND ", |s| format!("{} > 0", count(s))))
                 }
                 Some(Compared::Except { all: true }) => format!("GREATEST({c0} - {c1}, 0)"),
                 _ => format!("CASE WHEN {c0} > 0 AND {c1} = 0 THEN 1 ELSE 0 END"),
