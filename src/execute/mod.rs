@@ -304,25 +304,52 @@ impl<'a> HistoryRow<'a> {
     }
 }
 
+/// The parameters of `history_insert.sql` for one row.
+fn history_params(h: &HistoryRow) -> [String; 13] {
+    [
+        h.view.name.clone(),
+        h.view.schema.clone(),
+        h.before_us.to_string(),
+        h.mode.as_str().to_string(),
+        h.reason.to_string(),
+        h.counts.total.to_string(),
+        h.counts.fk_pruned.to_string(),
+        h.counts.empty_skipped.to_string(),
+        h.counts.run.to_string(),
+        h.delta_rows.to_string(),
+        format!("{:.3}", h.capture_ms),
+        format!("{:.3}", h.apply_ms),
+        format!("{:.3}", h.total_ms),
+    ]
+}
+
 fn record_history(db: &dyn Sql, h: &HistoryRow) -> Result<()> {
-    HISTORY_INSERT.run(
-        db,
-        [
-            &h.view.name,
-            &h.view.schema,
-            &h.before_us.to_string(),
-            h.mode.as_str(),
-            h.reason,
-            &h.counts.total.to_string(),
-            &h.counts.fk_pruned.to_string(),
-            &h.counts.empty_skipped.to_string(),
-            &h.counts.run.to_string(),
-            &h.delta_rows.to_string(),
-            &format!("{:.3}", h.capture_ms),
-            &format!("{:.3}", h.apply_ms),
-            &format!("{:.3}", h.total_ms),
-        ],
-    )
+    let p = history_params(h);
+    HISTORY_INSERT.run(db, std::array::from_fn(|i| p[i].as_str()))
+}
+
+/// What the refreshes of a round (`openivm_refresh_all`) record about themselves, written at its
+/// end in two statements (each view's history row; its refresh time and count) instead of two
+/// per view: the rows are the same, since the round is one transaction (`now()` is its start).
+#[derive(Default)]
+pub struct Refreshed {
+    views: Vec<(String, String)>,
+    history: Vec<[String; 13]>,
+}
+
+impl Refreshed {
+    pub fn add(&mut self, h: &HistoryRow) {
+        self.views.push((h.view.schema.clone(), h.view.name.clone()));
+        self.history.push(history_params(h));
+    }
+
+    pub fn flush(&self, db: &dyn Sql) -> Result<()> {
+        if self.views.is_empty() {
+            return Ok(());
+        }
+        db.execute(&render::capture::history_rows(&self.history))?;
+        db.execute(&render::capture::views_refreshed(&self.views))
+    }
 }
 
 pub struct Created {

@@ -63,11 +63,15 @@ pub struct Round {
     /// Feed id -> the batch committed by the round (non-empty, not logged), its sequence number
     /// and the feed's catalog.
     batches: HashMap<i64, (Fresh, i64, String)>,
+    /// The refreshes' history rows and refreshed marks, written at the end.
+    refreshed: super::Refreshed,
 }
 
 impl Round {
-    /// Logs each batch for the views that have not applied it, then drops the round's tables.
+    /// Writes the refreshes' history and marks, logs each batch for the views that have not
+    /// applied it, then drops the round's tables.
     fn close(self, db: &dyn Sql) -> Result<()> {
+        self.refreshed.flush(db)?;
         for (id, (fresh, seq, catalog)) in &self.batches {
             feeds::log_for_laggards(db, catalog, *id, fresh, *seq)?;
         }
@@ -740,27 +744,30 @@ fn finish(
     }
     book.flush(db, &at.schema, &at.name, p.inputs.iter().map(|i| &i.feed))?;
     let apply_ms = apply_started.elapsed().as_secs_f64() * 1000.0;
-    VIEW_MARK_REFRESHED.run(db, [&at.schema, &at.name])?;
     let counts = match p.mode {
         Mode::Incremental | Mode::GroupRecompute => p.counts(),
         // A recompute runs no term; terms_total still counts the view's terms.
         Mode::Full => TermCounts { total: p.c.q.term_count(), ..Default::default() },
     };
     let total_ms = started.elapsed().as_secs_f64() * 1000.0;
-    record_history(
-        db,
-        &HistoryRow {
-            view: &at,
-            before_us: (p.t2_started - started).as_micros() as i64,
-            mode: p.mode,
-            reason: &p.reason,
-            counts,
-            delta_rows: p.delta_rows(),
-            capture_ms: p.capture_ms,
-            apply_ms,
-            total_ms,
-        },
-    )?;
+    let history = HistoryRow {
+        view: &at,
+        before_us: (p.t2_started - started).as_micros() as i64,
+        mode: p.mode,
+        reason: &p.reason,
+        counts,
+        delta_rows: p.delta_rows(),
+        capture_ms: p.capture_ms,
+        apply_ms,
+        total_ms,
+    };
+    match round {
+        Some(r) => r.refreshed.add(&history),
+        None => {
+            VIEW_MARK_REFRESHED.run(db, [&at.schema, &at.name])?;
+            record_history(db, &history)?;
+        }
+    }
     p.discard(db)?;
     Ok((p, counts, total_ms))
 }

@@ -346,6 +346,28 @@ pub fn feeds_update(rows: &[FeedRow]) -> String {
 }
 
 /// A view's cursor moves (feed id, new seq), in one statement (one move or all of a refresh's).
+/// History rows of several refreshes in one INSERT: each as the 13 parameters of
+/// `sql/capture/history_insert.sql` (view, schema, microseconds before the writing transaction,
+/// mode, reason, term counts, delta rows, capture / apply / total ms), typed as there.
+pub fn history_rows(rows: &[[String; 13]]) -> String {
+    let values = list(rows, ", ", |r| format!("({})", list(r.iter(), ", ", |v| literal(v))));
+    format!(
+        "INSERT INTO openivm_refresh_history SELECT v0, v1, CAST(now() AS TIMESTAMP) - to_microseconds(CAST(v2 AS BIGINT)), \
+         v3, v4, CAST(v5 AS INTEGER), CAST(v6 AS INTEGER), CAST(v7 AS INTEGER), CAST(v8 AS INTEGER), CAST(v9 AS BIGINT), \
+         CAST(v10 AS DOUBLE), CAST(v11 AS DOUBLE), CAST(v12 AS DOUBLE) \
+         FROM (VALUES {values}) v(v0, v1, v2, v3, v4, v5, v6, v7, v8, v9, v10, v11, v12)"
+    )
+}
+
+/// Marks views (schema, name) refreshed once more, as `sql/views/mark_refreshed.sql` does one.
+pub fn views_refreshed(views: &[(String, String)]) -> String {
+    let values = list(views, ", ", |(s, n)| format!("({}, {})", literal(s), literal(n)));
+    format!(
+        "UPDATE openivm_views SET refreshed_at = now()::TIMESTAMP, refresh_count = refresh_count + 1 \
+         FROM (VALUES {values}) v(s, n) WHERE openivm_views.view_schema = v.s AND openivm_views.view_name = v.n"
+    )
+}
+
 pub fn cursors_advance(schema: &str, view: &str, moves: &[(i64, i64)]) -> String {
     let values = list(moves, ", ", |(id, seq)| format!("({id}, {seq})"));
     format!(
