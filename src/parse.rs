@@ -53,6 +53,23 @@ struct RawNode {
     setop_all: bool,
     left: Option<Value>,
     right: Option<Value>,
+    /// DuckDB 2.0 writes the sides of a set operation here instead (two or more).
+    children: Vec<Value>,
+}
+
+impl RawNode {
+    /// The sides of a set operation node, in order: `left` and `right` (DuckDB 1.5), or
+    /// `children` (DuckDB 2.0).
+    fn sides(&mut self) -> Result<Vec<Value>> {
+        let sides = match (self.left.take(), self.right.take()) {
+            (Some(l), Some(r)) => vec![l, r],
+            _ => std::mem::take(&mut self.children),
+        };
+        if sides.len() < 2 {
+            return Err(Error::Parse("a set operation without two sides".into()));
+        }
+        Ok(sides)
+    }
 }
 
 #[derive(Deserialize, Default)]
@@ -94,6 +111,8 @@ struct RawCteValue {
     aliases: Vec<String>,
     /// A statement (`RawStatement`), kept as JSON to be handed back to DuckDB for a stage.
     query: Option<Value>,
+    /// DuckDB 2.0 writes the query node itself here instead.
+    query_node: Option<Value>,
 }
 
 #[derive(Deserialize, Default)]
@@ -511,7 +530,8 @@ pub const GROUPING: &str = "grouping";
 fn with_ctes(cte_map: RawCteMap, outer_ctes: &[Cte]) -> Result<Vec<Cte>> {
     let mut ctes: Vec<Cte> = outer_ctes.to_vec();
     for cte in cte_map.map {
-        let Some(query) = cte.value.query else {
+        let query = cte.value.query.or_else(|| cte.value.query_node.map(|node| serde_json::json!({ "node": node })));
+        let Some(query) = query else {
             return Err(Error::Parse(format!("the CTE {} has no query", cte.key)));
         };
         let tree = statement_tree(&query);
@@ -525,7 +545,7 @@ fn with_ctes(cte_map: RawCteMap, outer_ctes: &[Cte]) -> Result<Vec<Cte>> {
 /// flattened), and whether its result is deduplicated (the outermost is UNION, not UNION ALL).
 /// Deduplicating the whole result makes deduplication inside it irrelevant; under UNION ALL
 /// every inner operation must be UNION ALL too.
-fn union_branches(node: RawNode, ctes: &[Cte], outermost: bool) -> Result<(Vec<UnionBranch>, bool)> {
+fn union_branches(mut node: RawNode, ctes: &[Cte], outermost: bool) -> Result<(Vec<UnionBranch>, bool)> {
     match node.setop_type.as_str() {
         "UNION" => {}
         "UNION_BY_NAME" => return unsupported("UNION BY NAME"),
@@ -536,10 +556,7 @@ fn union_branches(node: RawNode, ctes: &[Cte], outermost: bool) -> Result<(Vec<U
     }
     let distinct = !node.setop_all;
     let mut branches = Vec::new();
-    for side in [node.left, node.right] {
-        let Some(side) = side else {
-            return Err(Error::Parse("a set operation without two sides".into()));
-        };
+    for side in node.sides()? {
         let raw: RawNode = serde_json::from_value(side.clone())
             .map_err(|e| Error::Parse(format!("DuckDB's parse tree could not be read ({e})")))?;
         if raw.kind == "SET_OPERATION_NODE" {
@@ -558,10 +575,9 @@ fn union_branches(node: RawNode, ctes: &[Cte], outermost: bool) -> Result<(Vec<U
 
 /// The operands of a left-deep chain of one operation (`(a INTERSECT b) INTERSECT c`: a, b, c),
 /// and the ALL flag of each operation in it.
-fn chain(node: RawNode) -> Result<(Vec<Value>, Vec<bool>)> {
-    let (Some(left), Some(right)) = (node.left, node.right) else {
-        return Err(Error::Parse("a set operation without two sides".into()));
-    };
+fn chain(mut node: RawNode) -> Result<(Vec<Value>, Vec<bool>)> {
+    let mut sides = node.sides()?.into_iter();
+    let left = sides.next().expect("two sides");
     let same = left["type"] == "SET_OPERATION_NODE"
         && left["setop_type"] == Value::String(node.setop_type.clone())
         && left["modifiers"].as_array().is_none_or(|m| m.is_empty());
@@ -572,8 +588,10 @@ fn chain(node: RawNode) -> Result<(Vec<Value>, Vec<bool>)> {
     } else {
         (vec![left], vec![])
     };
-    operands.push(right);
-    flags.push(node.setop_all);
+    for right in sides {
+        operands.push(right);
+        flags.push(node.setop_all);
+    }
     Ok((operands, flags))
 }
 
@@ -600,7 +618,7 @@ fn set_operation(node: RawNode, outer_ctes: &[Cte]) -> Result<Select> {
     let (branches, compared) = match node.setop_type.as_str() {
         "INTERSECT" | "EXCEPT" => {
             let intersect = node.setop_type == "INTERSECT";
-            let (operands, flags) = chain(node)?;
+            let (operands, flags) = chain(std::mem::take(&mut node))?;
             let all = flags.iter().all(|&a| a);
             if !intersect && flags.iter().any(|&a| a != all) {
                 return unsupported("EXCEPT and EXCEPT ALL in one chain");
