@@ -6,7 +6,7 @@
 
 use crate::ast::{
     AggCall, CompareOp, Constant, Correlated, CorrelatedCandidate, CorrelatedKind, Expr, FromItem, OrderItem,
-    Presentation, Select, SubqueryJoin, TableName, TypeName, UnionBranch,
+    Presentation, Select, SelectItem, SubqueryJoin, TableName, TypeName, UnionBranch,
 };
 use crate::error::{Error, Result};
 use crate::ir::{
@@ -214,7 +214,7 @@ fn replace_first_union(from: &mut FromItem, with: FromItem) {
 /// a stage when the branch groups).
 fn branch_subquery(branch: UnionBranch) -> Select {
     Select {
-        items: vec![crate::ast::SelectItem { expr: Expr::Star { relation: None }, alias: None }],
+        items: vec![SelectItem { expr: Expr::Star { relation: None }, alias: None }],
         from: FromItem::Subquery {
             select: Box::new(branch.select),
             alias: "openivm_branch".into(),
@@ -230,12 +230,12 @@ fn branch_subquery(branch: UnionBranch) -> Select {
     }
 }
 
-/// The union's columns (names: the aliases written after it, else the first branch's; types:
-/// DuckDB's unification of the branches') and each branch's own column types.
 /// A union's columns (name, if the query can name it, and DuckDB type) and each branch's own
 /// column types.
 type UnionColumns = (Vec<(Option<String>, String)>, Vec<Vec<String>>);
 
+/// The union's columns (names: the aliases written after it, else the first branch's; types:
+/// DuckDB's unification of the branches') and each branch's own column types.
 fn union_columns(branches: &[UnionBranch], aliases: &[String], catalog: &dyn Catalog) -> Result<UnionColumns> {
     let mut names: Vec<Option<String>> = Vec::new();
     let mut types: Vec<Vec<String>> = Vec::new();
@@ -273,7 +273,6 @@ fn union_of(parts: Vec<ViewQuery>) -> Result<ViewQuery> {
             branches.extend(q.branches);
         }
     }
-    let first = branches[0].clone();
     let layout = |q: &ViewQuery| {
         let grouping = match &q.shape {
             Shape::Grouped { outputs, sets, keys, .. } => (outputs.clone(), sets.clone(), keys.len()),
@@ -281,7 +280,8 @@ fn union_of(parts: Vec<ViewQuery>) -> Result<ViewQuery> {
         };
         (crate::render::payload_names(q), crate::render::stored_columns(q), grouping, q.presentation.clone())
     };
-    if branches.iter().any(|b| layout(b) != layout(&first)) {
+    let first = layout(&branches[0]);
+    if branches[1..].iter().any(|b| layout(b) != first) {
         return Err(Error::Unsupported(
             "a UNION ALL whose branches would store different columns (an aggregate's input is the same expression in one branch and not in another)".into(),
         ));
@@ -303,9 +303,9 @@ fn union_of(parts: Vec<ViewQuery>) -> Result<ViewQuery> {
     Ok(ViewQuery {
         leaves,
         predicates: vec![],
-        shape: first.shape.clone(),
+        shape: branches[0].shape.clone(),
         used_columns: branches.iter().flat_map(|b| b.used_columns.clone()).collect(),
-        presentation: first.presentation.clone(),
+        presentation: branches[0].presentation.clone(),
         source_views,
         upstream,
         branches,
@@ -605,11 +605,7 @@ fn flatten(item: FromItem, catalog: &dyn Catalog, scope: &mut Scope, preds: &mut
             add_leaf(t, name, alias, scope)
         }
         FromItem::Subquery { select, alias, columns, tree } => {
-            if scope.alias_taken(&alias) {
-                return bind_error(format!(
-                    "the name '{alias}' is used for two relations of the join; give them different aliases"
-                ));
-            }
+            relation_alias_free(scope, &alias)?;
             if !flattens(&select) {
                 // A subquery that groups or deduplicates is a maintained stage of its own, read
                 // like a maintained view (its visible rows, through a feed).
@@ -629,16 +625,11 @@ fn flatten(item: FromItem, catalog: &dyn Catalog, scope: &mut Scope, preds: &mut
                 return add_leaf(stage, name, Some(alias), scope);
             }
             let derived = flatten_subquery(*select, alias, columns, catalog, scope)?;
-            scope.relations.push(Relation::Derived(scope.derived.len()));
-            scope.derived.push(derived);
+            add_derived(scope, derived);
             Ok(())
         }
         FromItem::UnionBranch { branch, alias, columns, types } => {
-            if scope.alias_taken(&alias) {
-                return bind_error(format!(
-                    "the name '{alias}' is used for two relations of the join; give them different aliases"
-                ));
-            }
+            relation_alias_free(scope, &alias)?;
             let mut derived = flatten_subquery(branch_subquery(*branch), alias, vec![], catalog, scope)?;
             if derived.columns.len() != columns.len() {
                 return bind_error("the branches of a UNION ALL have different numbers of columns".into());
@@ -652,8 +643,7 @@ fn flatten(item: FromItem, catalog: &dyn Catalog, scope: &mut Scope, preds: &mut
                     *e = Expr::Cast { expr: Box::new(e.clone()), ty, try_cast: false };
                 }
             }
-            scope.relations.push(Relation::Derived(scope.derived.len()));
-            scope.derived.push(derived);
+            add_derived(scope, derived);
             Ok(())
         }
         FromItem::Union { .. } => Err(Error::Unsupported("UNION ALL in this place of a query".into())),
@@ -698,6 +688,22 @@ fn flatten(item: FromItem, catalog: &dyn Catalog, scope: &mut Scope, preds: &mut
             Ok(())
         }
     }
+}
+
+/// Fails when another relation of the join already has the name a subquery takes.
+fn relation_alias_free(scope: &Scope, alias: &str) -> Result<()> {
+    if scope.alias_taken(alias) {
+        return bind_error(format!(
+            "the name '{alias}' is used for two relations of the join; give them different aliases"
+        ));
+    }
+    Ok(())
+}
+
+/// A flattened subquery as a relation of the join (after the ones before it, for `*`).
+fn add_derived(scope: &mut Scope, derived: Derived) {
+    scope.relations.push(Relation::Derived(scope.derived.len()));
+    scope.derived.push(derived);
 }
 
 /// A table (or a maintained view) as a leaf of the join, seen by its alias.
@@ -1254,11 +1260,7 @@ fn grouping_over_stored(sets: Option<&GroupingSets>, positions: &[usize]) -> Exp
         .iter()
         .map(|set| {
             let id = g.id(set);
-            let is_set = Expr::Compare {
-                op: CompareOp::Eq,
-                left: Box::new(Expr::column(stored::GROUPING_SET)),
-                right: Box::new(Expr::Constant(Constant::Integer(id.into()))),
-            };
+            let is_set = eq(Expr::column(stored::GROUPING_SET), Expr::Constant(Constant::Integer(id.into())));
             (is_set, Expr::Constant(Constant::Integer(g.grouping(id, positions).into())))
         })
         .collect();
@@ -1271,7 +1273,7 @@ fn typed_grouping(e: Expr) -> Expr {
         Ok(match x {
             Expr::Function { name, is_operator: false, .. } if name == GROUPING => Expr::Cast {
                 expr: Box::new(Expr::Constant(Constant::Null)),
-                ty: crate::ast::TypeName { id: "BIGINT".into(), decimal: None },
+                ty: TypeName { id: "BIGINT".into(), decimal: None },
                 try_cast: false,
             },
             other => other,

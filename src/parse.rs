@@ -273,6 +273,16 @@ fn statement(v: Value) -> Result<RawStatement> {
     serde_json::from_value(v).map_err(|e| Error::Parse(format!("DuckDB's parse tree could not be read ({e})")))
 }
 
+/// A query node (a side of a set operation) read from its JSON.
+fn query_node(v: Value) -> Result<RawNode> {
+    serde_json::from_value(v).map_err(|e| Error::Parse(format!("DuckDB's parse tree could not be read ({e})")))
+}
+
+/// Whether a JSON value is absent or an empty list.
+fn empty(v: &Value) -> bool {
+    v.is_null() || v.as_array().is_some_and(|a| a.is_empty())
+}
+
 /// Splits a WHERE clause into the conjuncts whose subquery is a join with a stage (`x IN
 /// (SELECT ...)`, and the correlated forms of `ast::Correlated`) and the rest. Whether an IN
 /// subquery is uncorrelated is decided when its stage is bound (a correlated one does not bind
@@ -429,7 +439,6 @@ fn stage_statement(sub: &Value, rest: &[Value], inner: &Value, kind: &Correlated
 /// correlated by an equality of two columns (`ast::Correlated`); None otherwise.
 fn correlated(sub: &Value, kind: CorrelatedKind) -> Result<Option<Correlated>> {
     let node = &sub["node"];
-    let empty = |v: &Value| v.is_null() || v.as_array().is_some_and(|a| a.is_empty());
     let plain = node["type"] == "SELECT_NODE"
         && empty(&node["cte_map"]["map"])
         && empty(&node["modifiers"])
@@ -557,8 +566,7 @@ fn union_branches(mut node: RawNode, ctes: &[Cte], outermost: bool) -> Result<(V
     let distinct = !node.setop_all;
     let mut branches = Vec::new();
     for side in node.sides()? {
-        let raw: RawNode = serde_json::from_value(side.clone())
-            .map_err(|e| Error::Parse(format!("DuckDB's parse tree could not be read ({e})")))?;
+        let raw = query_node(side.clone())?;
         if raw.kind == "SET_OPERATION_NODE" {
             let (inner, inner_distinct) = union_branches(raw, ctes, false)?;
             if inner_distinct && !distinct {
@@ -566,11 +574,16 @@ fn union_branches(mut node: RawNode, ctes: &[Cte], outermost: bool) -> Result<(V
             }
             branches.extend(inner);
         } else {
-            let tree = statement_tree(&serde_json::json!({ "node": side }));
-            branches.push(UnionBranch { select: select_node(raw, ctes)?, tree, side: 0 });
+            branches.push(union_branch(raw, &side, ctes)?);
         }
     }
     Ok((branches, distinct))
+}
+
+/// One query of a set operation: its query node parsed, and its JSON kept as a statement.
+fn union_branch(raw: RawNode, json: &Value, ctes: &[Cte]) -> Result<UnionBranch> {
+    let tree = statement_tree(&serde_json::json!({ "node": json }));
+    Ok(UnionBranch { select: select_node(raw, ctes)?, tree, side: 0 })
 }
 
 /// The operands of a left-deep chain of one operation (`(a INTERSECT b) INTERSECT c`: a, b, c),
@@ -580,14 +593,8 @@ fn chain(mut node: RawNode) -> Result<(Vec<Value>, Vec<bool>)> {
     let left = sides.next().expect("two sides");
     let same = left["type"] == "SET_OPERATION_NODE"
         && left["setop_type"] == Value::String(node.setop_type.clone())
-        && left["modifiers"].as_array().is_none_or(|m| m.is_empty());
-    let (mut operands, mut flags) = if same {
-        let inner: RawNode = serde_json::from_value(left)
-            .map_err(|e| Error::Parse(format!("DuckDB's parse tree could not be read ({e})")))?;
-        chain(inner)?
-    } else {
-        (vec![left], vec![])
-    };
+        && empty(&left["modifiers"]);
+    let (mut operands, mut flags) = if same { chain(query_node(left)?)? } else { (vec![left], vec![]) };
     for right in sides {
         operands.push(right);
         flags.push(node.setop_all);
@@ -597,11 +604,9 @@ fn chain(mut node: RawNode) -> Result<(Vec<Value>, Vec<bool>)> {
 
 /// An operand of INTERSECT / EXCEPT as branches: one query, or a UNION ALL of queries.
 fn operand_branches(operand: Value, ctes: &[Cte]) -> Result<Vec<UnionBranch>> {
-    let raw: RawNode = serde_json::from_value(operand.clone())
-        .map_err(|e| Error::Parse(format!("DuckDB's parse tree could not be read ({e})")))?;
+    let raw = query_node(operand.clone())?;
     if raw.kind != "SET_OPERATION_NODE" {
-        let tree = statement_tree(&serde_json::json!({ "node": operand }));
-        return Ok(vec![UnionBranch { select: select_node(raw, ctes)?, tree, side: 0 }]);
+        return Ok(vec![union_branch(raw, &operand, ctes)?]);
     }
     match union_branches(raw, ctes, false)? {
         (branches, false) => Ok(branches),
@@ -856,7 +861,6 @@ fn table_ref(t: RawTableRef, ctes: &[Cte]) -> Result<FromItem> {
             // A plain UNION ALL is distributed into the query; any other set operation (UNION,
             // one with ORDER BY or LIMIT) is a subquery like others: a stage, if it binds.
             let n = &sub["node"];
-            let empty = |v: &Value| v.is_null() || v.as_array().is_some_and(|a| a.is_empty());
             if n["type"] == "SET_OPERATION_NODE" && empty(&n["modifiers"]) && empty(&n["cte_map"]["map"]) {
                 if let Ok((branches, false)) = union_branches(statement(sub.clone())?.node, ctes, true) {
                     return Ok(FromItem::Union { branches, alias, columns: t.column_name_alias, compared: None });

@@ -333,22 +333,22 @@ fn record_history(db: &dyn Sql, h: &HistoryRow) -> Result<()> {
 /// per view: the rows are the same, since the round is one transaction (`now()` is its start).
 #[derive(Default)]
 pub struct Refreshed {
-    views: Vec<(String, String)>,
+    /// Each refresh's history row, as `history_insert.sql`'s parameters (view, schema, ...).
     history: Vec<[String; 13]>,
 }
 
 impl Refreshed {
     pub fn add(&mut self, h: &HistoryRow) {
-        self.views.push((h.view.schema.clone(), h.view.name.clone()));
         self.history.push(history_params(h));
     }
 
     pub fn flush(&self, db: &dyn Sql) -> Result<()> {
-        if self.views.is_empty() {
+        if self.history.is_empty() {
             return Ok(());
         }
         db.execute(&render::capture::history_rows(&self.history))?;
-        db.execute(&render::capture::views_refreshed(&self.views))
+        let views: Vec<(&str, &str)> = self.history.iter().map(|h| (h[1].as_str(), h[0].as_str())).collect();
+        db.execute(&render::capture::views_refreshed(&views))
     }
 }
 

@@ -360,7 +360,7 @@ pub fn history_rows(rows: &[[String; 13]]) -> String {
 }
 
 /// Marks views (schema, name) refreshed once more, as `sql/views/mark_refreshed.sql` does one.
-pub fn views_refreshed(views: &[(String, String)]) -> String {
+pub fn views_refreshed(views: &[(&str, &str)]) -> String {
     let values = list(views, ", ", |(s, n)| format!("({}, {})", literal(s), literal(n)));
     format!(
         "UPDATE openivm_views SET refreshed_at = now()::TIMESTAMP, refresh_count = refresh_count + 1 \
