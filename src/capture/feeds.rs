@@ -49,6 +49,9 @@ pub struct Feed {
     pub cursor: i64,
     /// Views with a cursor into this feed.
     pub consumers: i64,
+    /// The oldest cursor of the feed's other views (None: no other view, or not read), as
+    /// `of_view` read them: with the reading view's cursor it says how far the log is trimmed.
+    pub others_min: Option<i64>,
 }
 
 impl Feed {
@@ -109,6 +112,7 @@ impl Feed {
             pending_rows: n(12)?,
             cursor: n(10)?,
             consumers: 0,
+            others_min: None,
         })
     }
 
@@ -150,6 +154,7 @@ pub fn of_view(db: &dyn Sql, catalog: &str, schema: &str, view: &str) -> Result<
         if let Some(c) = mine.iter().find(|c| c.2 == f.id) {
             f.cursor = c.3;
             f.consumers = cursors.iter().filter(|c| c.2 == f.id).count() as i64;
+            f.others_min = cursors.iter().filter(|c| c.2 == f.id && !(c.0 == schema && c.1 == view)).map(|c| c.3).min();
             out.push(f);
         }
     }
@@ -208,6 +213,7 @@ pub fn find_or_start(
         pending_rows: 0,
         cursor: 0,
         consumers: 0,
+        others_min: None,
     };
     start_state(db, &mut feed)?;
     FEED_INSERT.run(
@@ -308,6 +314,7 @@ pub fn rebuild(db: &dyn Sql, feed: &mut Feed, kind: &SourceKind, schema: &str, v
     db.execute(&render::delete_all(&feed.log()))?;
     feed.log_rows = 0;
     feed.save(db)?;
+    feed.others_min = feed.others_min.map(|_| -1);
     CURSORS_STALE.run(db, [&feed.id.to_string(), schema, view])
 }
 
@@ -329,6 +336,19 @@ pub fn view_delta(
     // view's columns; the terms read the columns they need by name).
     if at_head && (feed.columns == columns || fresh.stats.rows == 0 || fresh.stats.deletes == 0) {
         return Ok((fresh.delta.clone(), fresh.stats.clone()));
+    }
+    // Only logged batches, and the log holds exactly those: the log itself is the delta (no
+    // copy). It is read, never dropped: a delta outside the temp catalog is borrowed (`owned`).
+    if fresh.delta.is_none() && !at_head {
+        let row = db.query(&sql::log_stats(&feed.log(), feed.cursor))?;
+        let (after, _) = DeltaStats::from_row(row.first())?;
+        let whole = row.first().map(|r| r.int(3)).transpose()?.unwrap_or(-1);
+        if after.rows == 0 {
+            return Ok((None, after));
+        }
+        if after.deletes == 0 && after.rows as i64 == whole {
+            return Ok((Some(feed.log()), after));
+        }
     }
     let mut parts = Vec::new();
     if !at_head {
@@ -362,9 +382,16 @@ pub fn view_delta(
     Ok((Some(name.clone()), stats))
 }
 
+/// Whether a view's delta is its own temp table, to drop after the refresh (a delta that is the
+/// feed's log, see `view_delta`, is only borrowed).
+pub fn owned(delta: &Qualified) -> bool {
+    delta.catalog == "temp"
+}
+
 /// The cursor moves and feed rows of a refresh's commits, written together at its end: one
 /// statement for all of the view's cursors and one for all of its feeds (each statement costs
-/// about a millisecond, and a 4-table view moved 4 cursors and saved 4 feeds).
+/// about a millisecond, and a 4-table view moved 4 cursors and saved 4 feeds; with logs shared
+/// by other views, each feed also read the oldest cursor).
 #[derive(Default)]
 pub struct Bookkeeping {
     cursors: Vec<(i64, i64)>,
@@ -395,8 +422,8 @@ impl Bookkeeping {
 /// Records a fresh batch in its feed and moves the view's cursor to it. The batch is appended to
 /// the log when other views of the feed still need it, unless `log` is false (a round of
 /// refreshes hands it to them directly, and logs it at its end for those that did not take it:
-/// `log_for_laggards`). With `book`, the cursor move and the feed's row are left to it when
-/// nothing else needs them first (a log to trim reads the cursors).
+/// `log_for_laggards`). With `book`, the cursor move and the feed's row are left to it; the log
+/// is trimmed here, only when this view held the oldest cursor (`Feed::others_min`).
 #[allow(clippy::too_many_arguments)]
 pub fn commit(
     db: &dyn Sql,
@@ -431,12 +458,17 @@ pub fn commit(
         feed.row_count = fresh.row_count;
         feed.size_seen = fresh.size_seen;
     }
-    if let Some(book) = book.filter(|_| attached && feed.log_rows == 0) {
+    if let Some(book) = book.filter(|_| attached) {
+        // The log holds the batches after the oldest cursor; this view's move trims it only
+        // when this view held the oldest one (the last view of the feed to apply a batch).
+        let held = feed.others_min.map_or(feed.cursor, |m| m.min(feed.cursor));
         if feed.cursor != feed.seq {
             book.cursors.push((feed.id, feed.seq));
         }
         feed.cursor = feed.seq;
-        if changed {
+        let oldest = feed.others_min.map_or(feed.seq, |m| m.min(feed.seq));
+        let trimmed = feed.log_rows > 0 && oldest > held && trim_to(db, feed, oldest)?;
+        if changed || trimmed {
             book.feeds.push(feed.id);
         }
         return Ok(());
@@ -502,8 +534,13 @@ fn trim(db: &dyn Sql, feed: &mut Feed) -> Result<bool> {
     if min < 0 {
         return Ok(false);
     }
+    trim_to(db, feed, min)
+}
+
+/// Deletes the logged batches up to `seq`; whether any was deleted.
+fn trim_to(db: &dyn Sql, feed: &mut Feed, seq: i64) -> Result<bool> {
     // DELETE's result is the number of rows it deleted.
-    let deleted = db.scalar_int(&sql::trim_log(&feed.log(), min), &[])?;
+    let deleted = db.scalar_int(&sql::trim_log(&feed.log(), seq), &[])?;
     feed.log_rows -= deleted;
     Ok(deleted != 0)
 }

@@ -447,14 +447,14 @@ fn second_transaction(
 fn discard_temp_tables(db: &dyn Sql, tables: &[(Fresh, Option<Qualified>)]) {
     for (fresh, delta) in tables {
         let _ = capture::discard(db, fresh);
-        if let Some(d) = delta {
+        if let Some(d) = delta.as_ref().filter(|d| feeds::owned(d)) {
             let _ = db.execute(&render::drop_table(d));
         }
     }
 }
 
 fn drop_delta(db: &dyn Sql, i: &Input) -> Result<()> {
-    if let Some(d) = &i.delta {
+    if let Some(d) = i.delta.as_ref().filter(|d| feeds::owned(d)) {
         if Some(d) != i.fresh.delta.as_ref() && !i.shared_delta {
             db.execute(&render::drop_table(d))?;
         }

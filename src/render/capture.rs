@@ -238,6 +238,17 @@ pub fn delta_stats(delta: &Qualified) -> String {
     )
 }
 
+/// The statistics of a log's batches after `cursor` (`delta_stats`' columns), and the rows of the
+/// whole log (equal when the log holds nothing else).
+pub fn log_stats(log: &Qualified, cursor: i64) -> String {
+    format!(
+        "SELECT count(*) FILTER (WHERE {SEQ} > {cursor})::BIGINT, \
+         count(*) FILTER (WHERE {SEQ} > {cursor} AND {m} < 0)::BIGINT, NULL, count(*)::BIGINT FROM {}",
+        log.sql(),
+        m = ident(MULTIPLICITY)
+    )
+}
+
 /// Forgets the batches every view has seen.
 pub fn trim_log(log: &Qualified, up_to: i64) -> String {
     format!("DELETE FROM {} WHERE {SEQ} <= {up_to}", log.sql())
