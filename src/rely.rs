@@ -351,11 +351,24 @@ pub fn revoke(
     let (parent_id, parent_all) = resolve_table(db, parent)?;
     let cc = match_columns(&child_id, &child_all, &parse_columns(child_cols)?)?;
     let pc = match_columns(&parent_id, &parent_all, &parse_columns(parent_cols)?)?;
-    let (ccj, pcj) = (to_json(&cc)?, to_json(&pc)?);
     let gone = if crate::catalog::main_table_exists(db, "openivm_constraints_cache")? {
         let (main, _) = SqlCatalog::new(db).defaults()?;
-        let key = declaration_key(&main, &child_id, &ccj, &parent_id, &pcj);
-        !in_transaction(db, || REVOKE.rows(db, key.params()))?.is_empty()
+        // Declarations are found by their endpoints as they are now: a DuckLake endpoint by its
+        // table id, so a declaration made before a rename is revoked by the new name.
+        let lake_ids = lake_table_ids(db, &[child_id.clone(), parent_id.clone()])?;
+        in_transaction(db, || {
+            let mut gone = false;
+            for r in DECLARATIONS.rows(db, [])? {
+                let (named_child, named_parent) = declared_endpoints(&main, &r)?;
+                let child = live_endpoint(&lake_ids, named_child.clone(), &r.text(8)?);
+                let parent = live_endpoint(&lake_ids, named_parent.clone(), &r.text(9)?);
+                if child == child_id && parent == parent_id && r.json_list(3)? == cc && r.json_list(7)? == pc {
+                    let key = declaration_key(&main, &named_child, &r.text(3)?, &named_parent, &r.text(7)?);
+                    gone |= !REVOKE.rows(db, key.params())?.is_empty();
+                }
+            }
+            Ok(gone)
+        })?
     } else {
         false
     };
@@ -380,26 +393,13 @@ pub fn valid_declarations(db: &dyn Sql, main: &str, tables: &[TableId]) -> Resul
         Ok(!cols.is_empty() && current_token(db, t, &cols, &column_comments(db, t)?, keys)?.as_deref() == Some(token))
     };
     // The view's DuckLake tables by table id: their declarations follow them through renames.
-    let mut lake_ids: Vec<(i64, &TableId)> = Vec::new();
-    for t in tables {
-        if crate::capture::declare::is_ducklake(db, &t.catalog)? {
-            if let Some(id) = crate::capture::ducklake::table_id(db, t)? {
-                lake_ids.push((id, t));
-            }
-        }
-    }
-    let endpoint = |named: TableId, token: &str| -> TableId {
-        match lake_token_id(token).and_then(|id| lake_ids.iter().find(|(i, _)| *i == id)) {
-            Some((_, t)) => (*t).clone(),
-            None => named,
-        }
-    };
+    let lake_ids = lake_table_ids(db, tables)?;
     let mut out = Vec::new();
     for r in DECLARATIONS.rows(db, [])? {
         let (child_token, parent_token) = (r.text(8)?, r.text(9)?);
-        let child = home::live_table(main, TableId { catalog: r.text(0)?, schema: r.text(1)?, name: r.text(2)? });
-        let parent = home::live_table(main, TableId { catalog: r.text(4)?, schema: r.text(5)?, name: r.text(6)? });
-        let (child, parent) = (endpoint(child, &child_token), endpoint(parent, &parent_token));
+        let (child, parent) = declared_endpoints(main, &r)?;
+        let (child, parent) =
+            (live_endpoint(&lake_ids, child, &child_token), live_endpoint(&lake_ids, parent, &parent_token));
         if !tables.contains(&child) || !tables.contains(&parent) {
             continue;
         }
@@ -409,6 +409,35 @@ pub fn valid_declarations(db: &dyn Sql, main: &str, tables: &[TableId]) -> Resul
         }
     }
     Ok(out)
+}
+
+/// The DuckLake tables among `tables`, by their DuckLake table ids.
+fn lake_table_ids(db: &dyn Sql, tables: &[TableId]) -> Result<Vec<(i64, TableId)>> {
+    let mut ids = Vec::new();
+    for t in tables {
+        if crate::capture::declare::is_ducklake(db, &t.catalog)? {
+            if let Some(id) = crate::capture::ducklake::table_id(db, t)? {
+                ids.push((id, t.clone()));
+            }
+        }
+    }
+    Ok(ids)
+}
+
+/// The endpoints of a declaration row (`rely_declarations.sql`) by the names it was declared with.
+fn declared_endpoints(main: &str, r: &crate::db::Row) -> Result<(TableId, TableId)> {
+    let child = home::live_table(main, TableId { catalog: r.text(0)?, schema: r.text(1)?, name: r.text(2)? });
+    let parent = home::live_table(main, TableId { catalog: r.text(4)?, schema: r.text(5)?, name: r.text(6)? });
+    Ok((child, parent))
+}
+
+/// Where a declared endpoint is now: the DuckLake table its token names by id (through
+/// renames), else the table it was declared with.
+fn live_endpoint(lake_ids: &[(i64, TableId)], named: TableId, token: &str) -> TableId {
+    match lake_token_id(token).and_then(|id| lake_ids.iter().find(|(i, _)| *i == id)) {
+        Some((_, t)) => t.clone(),
+        None => named,
+    }
 }
 
 #[cfg(test)]

@@ -161,6 +161,20 @@ pub fn of_view(db: &dyn Sql, catalog: &str, schema: &str, view: &str) -> Result<
     Ok(out)
 }
 
+/// Every feed, with the views that have a cursor into it (schema, name).
+pub fn with_readers(db: &dyn Sql, catalog: &str) -> Result<Vec<(Feed, Vec<(String, String)>)>> {
+    let cursors = cursors(db)?;
+    FEEDS_OF_VIEW
+        .rows(db, [])?
+        .iter()
+        .map(|r| {
+            let f = Feed::from_row(catalog, r)?;
+            let readers = cursors.iter().filter(|c| c.2 == f.id).map(|c| (c.0.clone(), c.1.clone())).collect();
+            Ok((f, readers))
+        })
+        .collect()
+}
+
 /// The feed of `table`, if a view reads it (`catalog`: the database holding the metadata).
 pub fn of_table(db: &dyn Sql, catalog: &str, table: &TableId) -> Result<Option<Feed>> {
     let [here, named] = home::spellings(catalog, &table.catalog);

@@ -44,6 +44,8 @@ pub struct Compiled {
     identity: Vec<(String, String)>,
     /// Measured on earlier refreshes of this instance (ms).
     pub last_incremental_ms: Option<f64>,
+    /// The capture's part of the last incremental refresh.
+    pub last_incremental_capture_ms: Option<f64>,
     pub last_full_ms: Option<f64>,
 }
 
@@ -65,6 +67,8 @@ pub struct Cache {
     /// Built-in functions looked up for writes through openivm (DuckDB's list of functions is
     /// dear to read: about 100 ms here).
     functions: HashMap<String, FunctionInfo>,
+    /// Feed id -> the time its last diff capture in a round took (ms).
+    diff_captures: HashMap<i64, f64>,
 }
 
 /// The state of a view's tables now: (oid, definition, appended-row count) per table.
@@ -250,8 +254,8 @@ impl Cache {
         let fks = fk_sources::foreign_keys(db, &defaults.0, &tables)?;
         let sources = declare::sources(db, &defaults.0, &tables, &all_columns)?;
         let now = table_states(db, &tables).map_err(|e| restale(e, name))?;
-        let (last_incremental_ms, last_full_ms) = match self.views.get(&key) {
-            Some(c) => (c.last_incremental_ms, c.last_full_ms),
+        let (last_incremental_ms, last_incremental_capture_ms, last_full_ms) = match self.views.get(&key) {
+            Some(c) => (c.last_incremental_ms, c.last_incremental_capture_ms, c.last_full_ms),
             None => last_times(db, &view.at)?,
         };
         let c = Compiled {
@@ -265,20 +269,33 @@ impl Cache {
             sources,
             identity: now.iter().map(|n| (n.0.clone(), n.1.clone())).collect(),
             last_incremental_ms,
+            last_incremental_capture_ms,
             last_full_ms,
         };
         self.views.insert(key.clone(), c.clone());
         Ok((key, c, now.iter().map(|n| n.2).collect()))
     }
 
-    /// Remembers how long a refresh of the view took, for auto mode.
-    pub fn measured(&mut self, key: &str, mode: Mode, ms: f64) {
+    /// Remembers how long a refresh of the view took (and its capture), for auto mode.
+    pub fn measured(&mut self, key: &str, mode: Mode, ms: f64, capture_ms: f64) {
         if let Some(c) = self.views.get_mut(key) {
             match mode {
-                Mode::Incremental | Mode::GroupRecompute => c.last_incremental_ms = Some(ms),
+                Mode::Incremental | Mode::GroupRecompute => {
+                    c.last_incremental_ms = Some(ms);
+                    c.last_incremental_capture_ms = Some(capture_ms);
+                }
                 Mode::Full => c.last_full_ms = Some(ms),
             }
         }
+    }
+
+    /// How long the last capture of a diff feed took in a round (ms), for auto mode.
+    pub fn diff_capture(&self, feed: i64) -> Option<f64> {
+        self.diff_captures.get(&feed).copied()
+    }
+
+    pub fn diff_captured(&mut self, feed: i64, ms: f64) {
+        self.diff_captures.insert(feed, ms);
     }
 
     /// Whether the database holding the views is attached read-only (fixed for an instance).
@@ -297,12 +314,18 @@ impl Cache {
 /// as a recompute; before any incremental refresh, the capture of the latest recompute (for a
 /// diff source: building or diffing its snapshot, which every incremental refresh pays too)
 /// stands in for one.
-fn last_times(db: &dyn Sql, at: &Qualified) -> Result<(Option<f64>, Option<f64>)> {
+fn last_times(db: &dyn Sql, at: &Qualified) -> Result<(Option<f64>, Option<f64>, Option<f64>)> {
     let rows = LAST_TIMES.rows(db, [&at.schema, &at.name, &at.schema, &at.name])?;
-    let Some(row) = rows.first() else { return Ok((None, None)) };
+    let Some(row) = rows.first() else { return Ok((None, None, None)) };
     let ms = |i: usize| -> Result<Option<f64>> { Ok(row.opt_text(i)?.and_then(|s| s.parse().ok())) };
     let full_capture = ms(1)?.filter(|&c| c > 0.0);
-    Ok((ms(2)?.or(full_capture), ms(0)?))
+    // Before any incremental refresh, the start of the change state stands in for one: all of
+    // it capture.
+    let (incremental, capture) = match ms(2)? {
+        Some(total) => (Some(total), ms(3)?),
+        None => (full_capture, full_capture),
+    };
+    Ok((incremental, capture, ms(0)?))
 }
 
 /// A stored result made by an older openivm (other hidden columns) cannot be maintained by this

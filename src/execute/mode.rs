@@ -196,6 +196,38 @@ pub fn skip_capture(
     }
 }
 
+/// A view of a round that reads a shared diff feed: its last recompute and its last incremental
+/// refresh less that refresh's capture (ms; None: not measured yet).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Reader {
+    pub full: Option<f64>,
+    pub apply: Option<f64>,
+}
+
+/// The choice for a diff feed that several views of one round (`openivm_refresh_all`) read: the
+/// round captures it once for all of them (one diff of the whole table, `capture` ms as last
+/// measured), so the capture pays when the recomputes it saves, each reader's last recompute
+/// less its last incremental apply, add up to more than it costs. Returns why the readers
+/// recompute instead (and stop tracking changes), or None to capture. As in `skip_capture`,
+/// what was not measured yet is captured, and tables of fewer than `FULL_MIN_ROWS` rows stay as
+/// they are.
+pub fn skip_shared_capture(capture: Option<f64>, readers: &[Reader], rows: u64) -> Option<String> {
+    let capture = capture?;
+    if rows < FULL_MIN_ROWS {
+        return None;
+    }
+    let saved: f64 =
+        readers.iter().map(|r| r.full.map(|f| (f - r.apply.unwrap_or(0.0)).max(0.0))).sum::<Option<f64>>()?;
+    (capture > saved).then(|| {
+        format!(
+            "auto: the round's one capture of a table read by {} views (a diff of the whole table) took {capture:.1} \
+             ms, more than the {saved:.1} ms its views save against recomputing; the views are recomputed and no \
+             longer track changes (refresh with mode := 'incremental' to track them again)",
+            readers.len()
+        )
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -280,6 +312,28 @@ mod tests {
         assert!(full_before_capture(Requested::Auto, &[500, 0], &[1_000, 100]).is_none());
         assert!(full_before_capture(Requested::Full, &[0, 0], &[1_000, 100]).is_some());
         assert!(full_before_capture(Requested::Incremental, &[900_000, 0], &[1_000_000, 10]).is_none());
+    }
+
+    #[test]
+    fn a_round_captures_a_shared_diff_when_its_views_save_more_than_it_costs() {
+        let r = |full, apply| Reader { full: Some(full), apply: Some(apply) };
+        let big = 5_000_000;
+        // 50 views: each recompute 60 ms, each incremental apply 5 ms: 2750 ms saved > 1300 ms.
+        assert!(skip_shared_capture(Some(1300.0), &vec![r(60.0, 5.0); 50], big).is_none());
+        // 6 views of 13 ms recomputes (78 ms saved at most) against a 1300 ms capture: recompute.
+        let why = skip_shared_capture(Some(1300.0), &vec![r(13.0, 1.0); 6], big).unwrap();
+        assert!(why.contains("read by 6 views") && why.contains("72.0 ms"), "{why}");
+        // an apply dearer than the recompute saves nothing (not a negative saving)
+        assert!(skip_shared_capture(Some(100.0), &[r(60.0, 90.0), r(150.0, 0.0)], big).is_none());
+        assert!(skip_shared_capture(Some(200.0), &[r(60.0, 90.0), r(150.0, 0.0)], big).is_some());
+        // not measured yet, or small tables: capture
+        assert!(skip_shared_capture(None, &[r(1.0, 0.0)], big).is_none());
+        let unmeasured = Reader { full: None, apply: None };
+        assert!(skip_shared_capture(Some(1300.0), &[r(1.0, 0.0), unmeasured], big).is_none());
+        assert!(skip_shared_capture(Some(1300.0), &[r(1.0, 0.0)], 1_000).is_none());
+        // no incremental apply measured yet: the whole recompute counts as saved
+        let fresh = Reader { full: Some(60.0), apply: None };
+        assert!(skip_shared_capture(Some(100.0), &[fresh, fresh], big).is_none());
     }
 
     #[test]

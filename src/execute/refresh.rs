@@ -65,6 +65,59 @@ pub struct Round {
     batches: HashMap<i64, (Fresh, i64, String)>,
     /// The refreshes' history rows and refreshed marks, written at the end.
     refreshed: super::Refreshed,
+    /// Diff feeds read by several of the round's views, decided once for all of them
+    /// (`mode::skip_shared_capture`): why they recompute instead of capturing, or None.
+    shared: HashMap<i64, Option<String>>,
+    /// Feed id -> how long the round's diff capture of it took (ms).
+    diff_ms: HashMap<i64, f64>,
+}
+
+impl Round {
+    /// Decides, for each diff feed that several of `views` read, whether the round captures it
+    /// (see `mode::skip_shared_capture`).
+    fn decide_shared(db: &dyn Sql, cache: &mut Cache, views: &[String]) -> Result<HashMap<i64, Option<String>>> {
+        let mut times: HashMap<(String, String), (mode::Reader, Option<f64>)> = HashMap::new();
+        let mut catalog = None;
+        for name in views {
+            if cache.strategy(db, name)? == Strategy::Full {
+                continue;
+            }
+            let (_, c, _) = cache.compiled(db, name)?;
+            let apply = match (c.last_incremental_ms, c.last_incremental_capture_ms) {
+                (Some(total), Some(capture)) => Some((total - capture).max(0.0)),
+                _ => None,
+            };
+            let reader = mode::Reader { full: c.last_full_ms, apply };
+            catalog.get_or_insert_with(|| c.view.at.catalog.clone());
+            times.insert((c.view.at.schema.clone(), c.view.at.name.clone()), (reader, c.last_incremental_ms));
+        }
+        let Some(catalog) = catalog else { return Ok(HashMap::new()) };
+        let mut out = HashMap::new();
+        for (feed, readers) in feeds::with_readers(db, &catalog)? {
+            if !matches!(feed.kind, SourceKind::Diff) || readers.len() < 2 {
+                continue;
+            }
+            let known: Vec<&(mode::Reader, Option<f64>)> = readers.iter().filter_map(|r| times.get(r)).collect();
+            // Not measured in a round yet: the dearest of its readers' last incremental
+            // refreshes (before any, the start of its change state, a snapshot) stands in.
+            let capture = cache.diff_capture(feed.id).or_else(|| known.iter().filter_map(|k| k.1).reduce(f64::max));
+            let readers: Vec<mode::Reader> = known.iter().map(|k| k.0).collect();
+            // A diff feed keeps no row count: the appended-row count it last saw stands for the size.
+            let rows = feed.size_seen.max(feed.row_count).max(0) as u64;
+            out.insert(feed.id, mode::skip_shared_capture(capture, &readers, rows));
+        }
+        Ok(out)
+    }
+
+    /// The round's verdict for a view over these diff feeds: Some(why) to recompute, Some(None)
+    /// to capture, None where some feed was not decided by the round (the view's own rule).
+    fn verdict(&self, diff_feeds: &[i64]) -> Option<Option<String>> {
+        let verdicts: Vec<&Option<String>> = diff_feeds.iter().filter_map(|id| self.shared.get(id)).collect();
+        if let Some(why) = verdicts.iter().find_map(|v| v.as_ref()) {
+            return Some(Some(why.clone()));
+        }
+        (verdicts.len() == diff_feeds.len()).then_some(None)
+    }
 }
 
 impl Round {
@@ -245,7 +298,11 @@ fn second_transaction(
     let table_rows: Vec<i64> = sizes.clone();
     let rows_read: u64 = c.leaf_table.iter().map(|&k| table_rows[k].max(0) as u64).sum();
     let skip = if has_diff && !detached {
-        mode::skip_capture(requested, rows_read, c.last_incremental_ms, c.last_full_ms)
+        let diff_feeds: Vec<i64> = feeds.iter().filter(|f| matches!(f.kind, SourceKind::Diff)).map(|f| f.id).collect();
+        match round.as_deref().and_then(|r| r.verdict(&diff_feeds)) {
+            Some(verdict) => verdict,
+            None => mode::skip_capture(requested, rows_read, c.last_incremental_ms, c.last_full_ms),
+        }
     } else {
         None
     };
@@ -334,8 +391,14 @@ fn second_transaction(
                 // A round keeps its batches until its end: one name per feed.
                 let fresh_name =
                     if first_in_round.is_some() { format!("fresh_f{}", feed.id) } else { format!("fresh_{k}") };
+                let capture_started = Instant::now();
                 match capture::capture(db, &feed, &fresh_name, sizes[k]) {
-                    Ok(fresh) => fresh,
+                    Ok(fresh) => {
+                        if let (Some(r), SourceKind::Diff) = (round.as_deref_mut(), &feed.kind) {
+                            r.diff_ms.insert(feed.id, capture_started.elapsed().as_secs_f64() * 1000.0);
+                        }
+                        fresh
+                    }
                     // A full refresh repairs a broken promise, and a revoked declaration is no
                     // promise any more: the feed restarts from the table as it is, this view is
                     // recomputed, and the feed's other views recompute at their next refresh.
@@ -787,13 +850,17 @@ fn report(p: &Prepared, counts: TermCounts, started: Instant) -> RefreshReport {
 pub fn refresh_all(db: &dyn Sql, cache: &mut Cache, opts: Options) -> Result<Vec<RefreshReport>> {
     let views = super::all_views(db)?;
     let mut done = Vec::new();
-    in_transaction(db, || {
+    let auto = requested_mode(&cache.settings(db)?, &opts) == Requested::Auto;
+    let diff_ms = in_transaction(db, || {
         let mut round = Round::default();
+        if auto {
+            round.shared = Round::decide_shared(db, cache, &views)?;
+        }
         for name in &views {
             let started = Instant::now();
             if cache.strategy(db, name)? == Strategy::Full {
                 let r = super::full::refresh_in(db, cache, name, started)?;
-                done.push((String::new(), Mode::Full, r.duration_ms, r));
+                done.push((String::new(), Mode::Full, (r.duration_ms, 0.0), r));
                 continue;
             }
             let (key, c, sizes) = cache.compiled(db, name)?;
@@ -804,14 +871,19 @@ pub fn refresh_all(db: &dyn Sql, cache: &mut Cache, opts: Options) -> Result<Vec
             let go = Go { key, c, sizes, inputs, requested, pruning, feeds: None, full_first: None };
             let p = second_transaction(db, go, started, Some(&mut round))?;
             let (p, counts, total_ms) = finish(db, cache, p, started, Some(&mut round))?;
-            done.push((p.key.clone(), p.mode, total_ms, report(&p, counts, started)));
+            done.push((p.key.clone(), p.mode, (total_ms, p.capture_ms), report(&p, counts, started)));
         }
-        round.close(db)
+        let diff_ms = std::mem::take(&mut round.diff_ms);
+        round.close(db)?;
+        Ok(diff_ms)
     })?;
+    for (feed, ms) in diff_ms {
+        cache.diff_captured(feed, ms);
+    }
     Ok(done
         .into_iter()
-        .map(|(key, mode, ms, r)| {
-            cache.measured(&key, mode, ms);
+        .map(|(key, mode, (ms, capture_ms), r)| {
+            cache.measured(&key, mode, ms, capture_ms);
             r
         })
         .collect())
@@ -901,7 +973,7 @@ pub fn refresh(db: &dyn Sql, cache: &mut Cache, name: &str, opts: Options) -> Re
         }
     };
     if !is_noop(&p) {
-        cache.measured(&p.key, p.mode, total_ms);
+        cache.measured(&p.key, p.mode, total_ms, p.capture_ms);
     }
     Ok(report(&p, counts, started))
 }

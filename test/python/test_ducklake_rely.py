@@ -139,6 +139,38 @@ class DuckLakeRelyTest(unittest.TestCase):
             self.assertEqual(comments, 0)
             con.close()
 
+    def test_a_declaration_is_revoked_by_the_tables_new_names(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            con = connect()
+            setup(con, tmp)
+            declare(con)
+            con.execute("ALTER TABLE lake.dim_product RENAME TO products")
+            renamed = SALES.replace("lake.dim_product", "lake.products")
+            con.execute("SELECT * FROM openivm_create('by_product', ?)", [renamed])
+            con.execute("INSERT INTO lake.products VALUES (80, 'N')")
+            con.execute("INSERT INTO lake.fact_sales VALUES (180, 80, 1, 1.00)")
+            self.assertEqual(terms(refresh(con, "by_product")), (3, 2, 0, 1))
+            # the old name no longer names a table; the new one finds the declaration by table id
+            with self.assertRaises(Exception):
+                con.execute("SELECT * FROM openivm_revoke_rely_fk('lake.fact_sales', 'product_id', "
+                            "'lake.dim_product', 'product_id')").fetchall()
+            row = con.execute("SELECT * FROM openivm_revoke_rely_fk('lake.fact_sales', 'product_id', "
+                              "'lake.products', 'product_id')").fetchone()
+            self.assertEqual(row[2:], ("lake.main.products", "product_id", True))
+            left = con.execute("SELECT count(*) FROM openivm_constraints_cache "
+                               "WHERE constraint_kind = 'RELY_FK' AND child_table = 'fact_sales'").fetchone()[0]
+            self.assertEqual(left, 1)  # the store declaration stays
+            # revoked once: a second call finds nothing
+            again = con.execute("SELECT revoked FROM openivm_revoke_rely_fk('lake.fact_sales', 'product_id', "
+                                "'lake.products', 'product_id')").fetchone()[0]
+            self.assertFalse(again)
+            # pruning ended: the dimension's insert-only delta is joined again
+            con.execute("INSERT INTO lake.products VALUES (81, 'M')")
+            con.execute("INSERT INTO lake.fact_sales VALUES (181, 81, 1, 2.00)")
+            self.assertEqual(terms(refresh(con, "by_product")), (2, 0, 0, 2))  # the N-term rule, unpruned
+            self.assertEqual(mismatches(con, "by_product", renamed), 0)
+            con.close()
+
 
 if __name__ == "__main__":
     unittest.main()
