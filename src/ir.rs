@@ -280,6 +280,23 @@ impl ViewQuery {
         }
     }
 
+    /// Whether the rows the view shows change only where its stored rows change: each stored row
+    /// (a group, or a distinct row with its copies) shows its own rows whatever the others hold,
+    /// so the change of what the view shows is what its changed stored rows showed before and
+    /// show after. Not with LIMIT/OFFSET (a row enters or leaves the top when another changes),
+    /// DISTINCT over groups (two groups may show the same row), or DISTINCT over rows kept apart
+    /// by their text (0.0 and -0.0 are two stored rows but one distinct row).
+    pub fn shows_rows_locally(&self) -> bool {
+        let p = &self.presentation;
+        if p.limit.is_some() || p.offset.is_some() {
+            return false;
+        }
+        match &self.shape {
+            Shape::Grouped { .. } => !p.distinct,
+            Shape::Bag { text_identity, .. } => !(p.distinct && text_identity.iter().any(|&t| t)),
+        }
+    }
+
     /// Whether a refresh can recompute the groups its delta touches one by one: not with
     /// grouping sets, where an input row counts in a group of every set.
     pub fn groups_recomputable(&self) -> bool {

@@ -891,6 +891,30 @@ pub fn delete_groups(q: &ViewQuery, data: &Qualified, keys: &Qualified) -> Strin
     )
 }
 
+/// The stored rows of the groups whose keys are in the table `keys` (NULL-safe), as a
+/// parenthesized SELECT; every row of a view without keys (one global group).
+pub fn stored_of_groups(q: &ViewQuery, data: &Qualified, keys: &Qualified) -> String {
+    if key_columns(q).is_empty() {
+        return format!("(SELECT * FROM {})", data.sql());
+    }
+    format!(
+        "(SELECT * FROM {} AS openivm_t WHERE EXISTS (SELECT 1 FROM {} AS openivm_k WHERE {}))",
+        data.sql(),
+        keys.sql(),
+        keys_match(q, "openivm_t", "openivm_k")
+    )
+}
+
+/// How each stored sum is finalized, from the stored result's column types.
+pub fn sum_kinds(q: &ViewQuery, data_columns: &[ColumnDef]) -> Vec<SumKind> {
+    (0..q.aggregate_count())
+        .map(|j| {
+            let sum = stored::agg_sum(j);
+            data_columns.iter().find(|c| c.name == sum).map_or(SumKind::Float, |c| SumKind::of(&c.ty))
+        })
+        .collect()
+}
+
 /// Payload rows restricted to the groups whose keys are in the table `keys`: a semi-join on the
 /// key tuple, NULL-safe.
 pub fn rows_of_groups(q: &ViewQuery, rows_sql: &str, keys: &Qualified) -> String {
@@ -1014,6 +1038,12 @@ fn float_sum(j: usize) -> String {
 
 /// `sum_kinds[j]` says how aggregate j's sum column is typed (see `exact_average`).
 pub fn visible_view(q: &ViewQuery, data: &Qualified, outputs: &[OutputColumn], sum_kinds: &[SumKind]) -> String {
+    visible_rows(q, &data.in_own_database(), outputs, sum_kinds)
+}
+
+/// The rows a view shows, read from `from` (its stored result, or a part of it as a
+/// parenthesized SELECT): what `visible_view` shows of those stored rows.
+pub fn visible_rows(q: &ViewQuery, from: &str, outputs: &[OutputColumn], sum_kinds: &[SumKind]) -> String {
     let exprs: Vec<Expr> = match &q.shape {
         Shape::Grouped { outputs, .. } => outputs.clone(),
         Shape::Bag { outputs, .. } => (0..outputs.len()).map(|i| Expr::column(&stored::group(i))).collect(),
@@ -1052,7 +1082,7 @@ pub fn visible_view(q: &ViewQuery, data: &Qualified, outputs: &[OutputColumn], s
             if cols.is_empty() {
                 cols.push(ident(stored::COUNT));
             }
-            format!("SELECT {} FROM {}", cols.join(", "), data.in_own_database())
+            format!("SELECT {} FROM {from}", cols.join(", "))
         }
         // INTERSECT / EXCEPT: a row's copies follow from its copies on each side.
         Shape::Bag { .. } if q.compared.is_some() => {
@@ -1066,17 +1096,13 @@ pub fn visible_view(q: &ViewQuery, data: &Qualified, outputs: &[OutputColumn], s
                 Some(Compared::Except { all: true }) => format!("GREATEST({c0} - {c1}, 0)"),
                 _ => format!("CASE WHEN {c0} > 0 AND {c1} = 0 THEN 1 ELSE 0 END"),
             };
-            format!(
-                "SELECT *, UNNEST(range(CAST({copies} AS BIGINT))) AS openivm_copy FROM {d}",
-                d = data.in_own_database()
-            )
+            format!("SELECT *, UNNEST(range(CAST({copies} AS BIGINT))) AS openivm_copy FROM {from}")
         }
         // DISTINCT reads each stored row once; otherwise a row is repeated for its copies.
-        Shape::Bag { .. } if q.presentation.distinct => format!("SELECT * FROM {}", data.sql()),
+        Shape::Bag { .. } if q.presentation.distinct => format!("SELECT * FROM {from}"),
         Shape::Bag { .. } => format!(
-            "SELECT *, UNNEST(range(CAST({c} AS BIGINT))) AS openivm_copy FROM {d}",
-            c = ident(stored::COUNT),
-            d = data.in_own_database()
+            "SELECT *, UNNEST(range(CAST({c} AS BIGINT))) AS openivm_copy FROM {from}",
+            c = ident(stored::COUNT)
         ),
     };
     let p = &q.presentation;

@@ -351,18 +351,8 @@ pub fn view_delta(
     if at_head && (feed.columns == columns || fresh.stats.rows == 0 || fresh.stats.deletes == 0) {
         return Ok((fresh.delta.clone(), fresh.stats.clone()));
     }
-    // Only logged batches, and the log holds exactly those: the log itself is the delta (no
-    // copy). It is read, never dropped: a delta outside the temp catalog is borrowed (`owned`).
-    if fresh.delta.is_none() && !at_head {
-        let row = db.query(&sql::log_stats(&feed.log(), feed.cursor))?;
-        let (after, _) = DeltaStats::from_row(row.first())?;
-        let whole = row.first().map(|r| r.int(3)).transpose()?.unwrap_or(-1);
-        if after.rows == 0 {
-            return Ok((None, after));
-        }
-        if after.deletes == 0 && after.rows as i64 == whole {
-            return Ok((Some(feed.log()), after));
-        }
+    if let Some(found) = logged_deltas(db, &[(feed, fresh)])?.pop().flatten() {
+        return Ok(found);
     }
     let mut parts = Vec::new();
     if !at_head {
@@ -394,6 +384,41 @@ pub fn view_delta(
     db.execute(&render::create_temp_table_as(name, &sql::expand_delta(&net, columns)))?;
     db.execute(&render::drop_table(&net))?;
     Ok((Some(name.clone()), stats))
+}
+
+/// The deltas that need no table of their own, for several tables of one view at once: where
+/// nothing fresh was captured and the view lags, the logged batches after its cursor, read by one
+/// statistics query over all the logs. None where `view_delta` must build the delta; Some((None,
+/// ..)) where the view has nothing to apply; the log itself where it holds exactly the view's
+/// batches, without deletes (no copy: the log is read, never dropped, as a delta outside the
+/// temp catalog is only borrowed, see `owned`).
+pub fn logged_deltas(db: &dyn Sql, parts: &[(&Feed, &Fresh)]) -> Result<Vec<Option<(Option<Qualified>, DeltaStats)>>> {
+    let lags = |f: &Feed, fr: &Fresh| fr.delta.is_none() && f.cursor >= 0 && f.cursor < f.seq;
+    let logs: Vec<(usize, Qualified, i64)> =
+        parts.iter().enumerate().filter(|(_, (f, fr))| lags(f, fr)).map(|(i, (f, _))| (i, f.log(), f.cursor)).collect();
+    let mut out: Vec<Option<(Option<Qualified>, DeltaStats)>> = vec![None; parts.len()];
+    if logs.is_empty() {
+        return Ok(out);
+    }
+    for r in db.query(&sql::logs_stats(&logs))? {
+        let i = r.int(0)? as usize;
+        let n = |j: usize| -> Result<u64> {
+            u64::try_from(r.int(j)?).map_err(|_| Error::Internal("a negative delta row count".into()))
+        };
+        let after = DeltaStats { rows: n(1)?, deletes: n(2)? };
+        let whole = n(3)?;
+        let Some((f, _)) = parts.get(i) else {
+            return Err(Error::Internal("a log statistics row names no table".into()));
+        };
+        out[i] = if after.rows == 0 {
+            Some((None, after))
+        } else if after.deletes == 0 && after.rows == whole {
+            Some((Some(f.log()), after))
+        } else {
+            None
+        };
+    }
+    Ok(out)
 }
 
 /// Whether a view's delta is its own temp table, to drop after the refresh (a delta that is the

@@ -445,15 +445,7 @@ fn create_in(db: &dyn Sql, at: &Qualified, query: &str, started: Instant) -> Res
         fill(db, &q, &data, &render::full_select(&q))?;
         let apply_ms = filling.elapsed().as_secs_f64() * 1000.0;
         let data_columns = SqlCatalog::new(db).columns(&data.table_id())?;
-        let sum_kinds: Vec<render::SumKind> = (0..q.aggregate_count())
-            .map(|j| {
-                let sum = crate::ir::stored::agg_sum(j);
-                data_columns
-                    .iter()
-                    .find(|c| c.name == sum)
-                    .map_or(render::SumKind::Float, |c| render::SumKind::of(&c.ty))
-            })
-            .collect();
+        let sum_kinds = render::sum_kinds(&q, &data_columns);
         let view_sql = render::visible_view(&q, &data, &outputs, &sum_kinds);
         db.execute(&render::create_view(&at, &view_sql))?;
         let marker = mark_as_ours(db, &at)?;

@@ -222,6 +222,7 @@ fn first_transaction(db: &dyn Sql, cache: &mut Cache, name: &str, opts: &Options
     };
     // A full refresh, or a view whose feed was rebuilt, captures in the second transaction only.
     let later = full_first.is_some() || feeds.iter().any(|f| f.cursor < 0);
+    let mut captured: Vec<(usize, Feed, Fresh)> = Vec::new();
     for (k, &size) in sizes.iter().enumerate() {
         if later {
             inputs.push(None);
@@ -250,9 +251,19 @@ fn first_transaction(db: &dyn Sql, cache: &mut Cache, name: &str, opts: &Options
                 Err(e) => return Err(e),
             }
         };
-        let (delta, stats) = feeds::view_delta(db, &feed, &fresh, &c.read_columns[k], &capture::temp_name("delta", k))?;
+        captured.push((k, feed, fresh));
+        inputs.push(None);
+    }
+    // The deltas: those that are whole logs found by one statistics query for all of them.
+    let logged: Vec<(&Feed, &Fresh)> = captured.iter().map(|(_, f, fr)| (f, fr)).collect();
+    let found = feeds::logged_deltas(db, &logged)?;
+    for ((k, feed, fresh), found) in captured.into_iter().zip(found) {
+        let (delta, stats) = match found {
+            Some(d) => d,
+            None => feeds::view_delta(db, &feed, &fresh, &c.read_columns[k], &capture::temp_name("delta", k))?,
+        };
         let bounded = capture::bounded_state(&feed, &fresh);
-        inputs.push(Some(Input {
+        inputs[k] = Some(Input {
             feed,
             fresh,
             delta,
@@ -261,7 +272,7 @@ fn first_transaction(db: &dyn Sql, cache: &mut Cache, name: &str, opts: &Options
             switch_to: None,
             round_owned: false,
             shared_delta: false,
-        }));
+        });
     }
     let all_captured = inputs.iter().all(|i| i.is_some());
     let nothing = all_captured

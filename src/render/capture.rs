@@ -238,15 +238,18 @@ pub fn delta_stats(delta: &Qualified) -> String {
     )
 }
 
-/// The statistics of a log's batches after `cursor` (`delta_stats`' columns), and the rows of the
-/// whole log (equal when the log holds nothing else).
-pub fn log_stats(log: &Qualified, cursor: i64) -> String {
-    format!(
-        "SELECT count(*) FILTER (WHERE {SEQ} > {cursor})::BIGINT, \
-         count(*) FILTER (WHERE {SEQ} > {cursor} AND {m} < 0)::BIGINT, NULL, count(*)::BIGINT FROM {}",
-        log.sql(),
-        m = ident(MULTIPLICITY)
-    )
+/// Per log (tagged with its index): the rows of its batches after the cursor, those of them with
+/// a negative multiplicity, and the rows of the whole log (equal to the first when the log holds
+/// nothing else). One statement for all of a view's logs.
+pub fn logs_stats(logs: &[(usize, Qualified, i64)]) -> String {
+    list(logs, " UNION ALL ", |(i, log, cursor)| {
+        format!(
+            "SELECT {i}::BIGINT, count(*) FILTER (WHERE {SEQ} > {cursor})::BIGINT, \
+             count(*) FILTER (WHERE {SEQ} > {cursor} AND {m} < 0)::BIGINT, count(*)::BIGINT FROM {}",
+            log.sql(),
+            m = ident(MULTIPLICITY)
+        )
+    })
 }
 
 /// Forgets the batches every view has seen.
@@ -280,6 +283,17 @@ pub fn append_pending(
         pending.sql(),
         rows.sql(),
         only.map(|w| format!(" WHERE {w}")).unwrap_or_default(),
+        c = plain_columns(cols),
+        m = ident(MULTIPLICITY)
+    )
+}
+
+/// Appends the rows a view shows of some of its stored rows (`visible`, see
+/// `render::visible_rows`) to the pending batch of a feed on the view, with multiplicity `sign`.
+pub fn append_visible(pending: &Qualified, visible: &str, cols: &[ColumnDef], sign: i8) -> String {
+    format!(
+        "INSERT INTO {} ({c}{m}) SELECT {c}CAST({sign} AS INTEGER) FROM ({visible}) AS openivm_v",
+        pending.sql(),
         c = plain_columns(cols),
         m = ident(MULTIPLICITY)
     )
@@ -399,6 +413,19 @@ mod tests {
             ColumnDef { name: "d".into(), ty: "DOUBLE".into() },
             ColumnDef { name: "i".into(), ty: "INTERVAL".into() },
         ]
+    }
+
+    #[test]
+    fn reads_every_logs_statistics_in_one_statement() {
+        let log = |n: &str| Qualified { catalog: "db".into(), schema: "openivm".into(), name: n.into() };
+        let sql = logs_stats(&[(0, log("log_1"), 5), (2, log("log_3"), -1)]);
+        assert_eq!(
+            sql,
+            "SELECT 0::BIGINT, count(*) FILTER (WHERE openivm_seq > 5)::BIGINT, count(*) FILTER (WHERE openivm_seq > 5 \
+             AND \"openivm_multiplicity\" < 0)::BIGINT, count(*)::BIGINT FROM \"db\".\"openivm\".\"log_1\" UNION ALL \
+             SELECT 2::BIGINT, count(*) FILTER (WHERE openivm_seq > -1)::BIGINT, count(*) FILTER (WHERE openivm_seq > -1 \
+             AND \"openivm_multiplicity\" < 0)::BIGINT, count(*)::BIGINT FROM \"db\".\"openivm\".\"log_3\""
+        );
     }
 
     #[test]
