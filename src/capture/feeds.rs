@@ -143,22 +143,40 @@ fn cursors(db: &dyn Sql) -> Result<Vec<(String, String, i64, i64)>> {
 
 /// The feeds a view reads, with its cursors and the number of views sharing each.
 pub fn of_view(db: &dyn Sql, catalog: &str, schema: &str, view: &str) -> Result<Vec<Feed>> {
+    Ok(of_view_and_readers(db, catalog, schema, view, false)?.0)
+}
+
+/// The feeds a view reads (`of_view`), and, with `readers`, the feeds on the view itself: those
+/// of the views that read it (from the same two reads).
+pub fn of_view_and_readers(
+    db: &dyn Sql,
+    catalog: &str,
+    schema: &str,
+    view: &str,
+    readers: bool,
+) -> Result<(Vec<Feed>, Vec<Feed>)> {
     let cursors = cursors(db)?;
     let mine: Vec<&(String, String, i64, i64)> = cursors.iter().filter(|c| c.0 == schema && c.1 == view).collect();
-    if mine.is_empty() {
-        return Ok(vec![]);
+    if mine.is_empty() && !readers {
+        return Ok((vec![], vec![]));
     }
-    let mut out = Vec::new();
+    let (mut out, mut on_view) = (Vec::new(), Vec::new());
     for r in FEEDS_OF_VIEW.rows(db, [])? {
         let mut f = Feed::from_row(catalog, &r)?;
+        f.consumers = cursors.iter().filter(|c| c.2 == f.id).count() as i64;
         if let Some(c) = mine.iter().find(|c| c.2 == f.id) {
             f.cursor = c.3;
-            f.consumers = cursors.iter().filter(|c| c.2 == f.id).count() as i64;
             f.others_min = cursors.iter().filter(|c| c.2 == f.id && !(c.0 == schema && c.1 == view)).map(|c| c.3).min();
             out.push(f);
+        } else if readers
+            && f.table.catalog.eq_ignore_ascii_case(catalog)
+            && f.table.schema.eq_ignore_ascii_case(schema)
+            && f.table.name.eq_ignore_ascii_case(view)
+        {
+            on_view.push(f);
         }
     }
-    Ok(out)
+    Ok((out, on_view))
 }
 
 /// Every feed, with the views that have a cursor into it (schema, name).

@@ -40,6 +40,8 @@ pub struct Compiled {
     pub fks: Vec<ForeignKey>,
     /// The change source each table declares.
     pub sources: Vec<SourceKind>,
+    /// How the view's stored sums are finalized (`render::sum_kinds`), for the rows it shows.
+    pub sum_kinds: Vec<crate::render::SumKind>,
     /// Per table: (oid, definition) when compiled; any change recompiles.
     identity: Vec<(String, String)>,
     /// Measured on earlier refreshes of this instance (ms).
@@ -238,7 +240,8 @@ impl Cache {
                 detail: signature_change(&q, &defaults.0, &view.signature),
             });
         }
-        check_stored_layout(db, &q, &view, name)?;
+        let stored_columns = check_stored_layout(db, &q, &view, name)?;
+        let sum_kinds = crate::render::sum_kinds(&q, &stored_columns);
         let tables = q.tables();
         let read_columns: Vec<Vec<ColumnDef>> = tables.iter().map(|t| q.table_columns(t)).collect();
         let all_columns: Vec<Vec<ColumnDef>> = tables
@@ -252,7 +255,8 @@ impl Cache {
             .collect::<Option<Vec<usize>>>()
             .ok_or_else(|| Error::Internal("a leaf's table is not among the view's tables".into()))?;
         let fks = fk_sources::foreign_keys(db, &defaults.0, &tables)?;
-        let sources = declare::sources(db, &defaults.0, &tables, &all_columns)?;
+        let mut sources = declare::sources(db, &defaults.0, &tables, &all_columns)?;
+        super::chain_sources(db, &defaults.0, &q, &tables, &mut sources)?;
         let now = table_states(db, &tables).map_err(|e| restale(e, name))?;
         let (last_incremental_ms, last_incremental_capture_ms, last_full_ms) = match self.views.get(&key) {
             Some(c) => (c.last_incremental_ms, c.last_incremental_capture_ms, c.last_full_ms),
@@ -267,6 +271,7 @@ impl Cache {
             leaf_table,
             fks,
             sources,
+            sum_kinds,
             identity: now.iter().map(|n| (n.0.clone(), n.1.clone())).collect(),
             last_incremental_ms,
             last_incremental_capture_ms,
@@ -330,20 +335,21 @@ fn last_times(db: &dyn Sql, at: &Qualified) -> Result<(Option<f64>, Option<f64>,
 
 /// A stored result made by an older openivm (other hidden columns) cannot be maintained by this
 /// one: say so instead of failing on a column mismatch.
-fn check_stored_layout(db: &dyn Sql, q: &ViewQuery, view: &ViewRecord, name: &str) -> Result<()> {
+fn check_stored_layout(db: &dyn Sql, q: &ViewQuery, view: &ViewRecord, name: &str) -> Result<Vec<ColumnDef>> {
     let expected: Vec<String> = db
         .query(&crate::render::describe(&crate::render::aggregate_weighted(q, &crate::render::full_select(q))))?
         .iter()
         .map(|r| r.text(0))
         .collect::<Result<_>>()?;
-    let stored: Vec<String> = SqlCatalog::new(db).columns(&view.data.table_id())?.into_iter().map(|c| c.name).collect();
-    if stored != expected {
+    let columns = SqlCatalog::new(db).columns(&view.data.table_id())?;
+    let stored: Vec<&String> = columns.iter().map(|c| &c.name).collect();
+    if stored != expected.iter().collect::<Vec<_>>() {
         return Err(Error::Stale {
             view: name.to_string(),
             detail: "its stored result was made by another version of openivm (different hidden columns)".into(),
         });
     }
-    Ok(())
+    Ok(columns)
 }
 
 /// The cache key of a view: its schema and name, case-folded as DuckDB resolves them.

@@ -551,6 +551,34 @@ fn check_output_names(outputs: &[OutputColumn]) -> Result<()> {
     Ok(())
 }
 
+/// The source of each maintained view `q` reads in its own database (`home`): recorded where
+/// the upstream view's refreshes record the change of the rows it shows (an incremental view
+/// that shows its rows locally, `ViewQuery::shows_rows_locally`), so a capture of it costs
+/// O(change); otherwise the diff of its visible rows, as for any table.
+pub fn chain_sources(
+    db: &dyn Sql,
+    home: &str,
+    q: &ViewQuery,
+    tables: &[TableId],
+    kinds: &mut [capture::SourceKind],
+) -> Result<()> {
+    for (k, t) in tables.iter().enumerate() {
+        if !q.upstream.contains(t) || !t.catalog.eq_ignore_ascii_case(home) {
+            continue;
+        }
+        let defaults = (home.to_string(), t.schema.clone());
+        let name = format!("{}.{}", render::ident(&t.schema), render::ident(&t.name));
+        let view = find_view(db, &defaults, &name)?;
+        if view.strategy == Strategy::Full || view.earlier_layout {
+            continue;
+        }
+        if compile(db, &view.query)?.0.shows_rows_locally() {
+            kinds[k] = capture::SourceKind::Recorded;
+        }
+    }
+    Ok(())
+}
+
 /// Attaches a view to the feeds of its tables (starting feeds no view reads yet), with its
 /// cursors at each feed's newest batch after bringing shared feeds up to date.
 fn attach(db: &dyn Sql, q: &ViewQuery, at: &Qualified, catalog: &str) -> Result<()> {
@@ -559,7 +587,8 @@ fn attach(db: &dyn Sql, q: &ViewQuery, at: &Qualified, catalog: &str) -> Result<
         .iter()
         .map(|t| q.leaves.iter().find(|l| &l.table == t).map(|l| l.columns.clone()).unwrap_or_default())
         .collect();
-    let kinds = capture::declare::sources(db, catalog, &tables, &all_columns)?;
+    let mut kinds = capture::declare::sources(db, catalog, &tables, &all_columns)?;
+    chain_sources(db, catalog, q, &tables, &mut kinds)?;
     let sizes: Vec<i64> = cache::table_states(db, &tables)?.iter().map(|s| s.2).collect();
     for (k, t) in tables.iter().enumerate() {
         let columns = q.table_columns(t);

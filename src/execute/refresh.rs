@@ -147,6 +147,8 @@ struct Prepared {
     nterm: Option<super::nterm::NTerm>,
     mode: Mode,
     reason: String,
+    /// The feeds on the view itself, of the views that read it.
+    readers: Vec<Feed>,
     /// The view stops tracking its tables (auto found the capture dearer than a recompute), or
     /// starts tracking them again.
     detach: bool,
@@ -166,8 +168,9 @@ struct Go {
     inputs: Vec<Option<Input>>,
     requested: Requested,
     pruning: bool,
-    /// The view's feeds as the first transaction read them (None: read them again).
-    feeds: Option<Vec<Feed>>,
+    /// The view's feeds as the first transaction read them (None: read them again), and the
+    /// feeds on the view itself (of views that read it).
+    feeds: Option<(Vec<Feed>, Vec<Feed>)>,
     /// A recompute decided before capture, and why (`mode::full_before_capture`).
     full_first: Option<String>,
 }
@@ -200,7 +203,7 @@ fn first_transaction(db: &dyn Sql, cache: &mut Cache, name: &str, opts: &Options
     let requested = requested_mode(&settings, opts);
     let pruning = opts.fk_pruning.unwrap_or(settings.fk_pruning);
     let at = &c.view.at;
-    let feeds = feeds::of_view(db, &at.catalog, &at.schema, &at.name)?;
+    let (feeds, readers) = feeds::of_view_and_readers(db, &at.catalog, &at.schema, &at.name, true)?;
     let mut inputs: Vec<Option<Input>> = Vec::new();
     // Much appended to append-only tables: recompute, and capture only what other views need.
     let full_first = {
@@ -286,7 +289,7 @@ fn first_transaction(db: &dyn Sql, cache: &mut Cache, name: &str, opts: &Options
     if nothing {
         return Ok(First::NothingToDo { c });
     }
-    Ok(First::Go(Go { key, c, sizes, inputs, requested, pruning, feeds: Some(feeds), full_first }))
+    Ok(First::Go(Go { key, c, sizes, inputs, requested, pruning, feeds: Some((feeds, readers)), full_first }))
 }
 
 fn second_transaction(
@@ -300,9 +303,9 @@ fn second_transaction(
     let at = c.view.at.clone();
     // The feeds cannot change between the two transactions of one refresh (only openivm writes
     // them, and a call holds the connection throughout).
-    let feeds = match known_feeds {
+    let (feeds, readers) = match known_feeds {
         Some(f) => f,
-        None => feeds::of_view(db, &at.catalog, &at.schema, &at.name)?,
+        None => feeds::of_view_and_readers(db, &at.catalog, &at.schema, &at.name, true)?,
     };
     let detached = (0..c.tables.len()).any(|k| feed_of(&feeds, &c, k).is_none());
     let has_diff = c.sources.iter().any(|s| matches!(s, SourceKind::Diff));
@@ -340,6 +343,7 @@ fn second_transaction(
             nterm: None,
             mode: Mode::Full,
             reason,
+            readers,
             detach: skip.is_some(),
             reattach,
             capture_ms: capture_started.elapsed().as_secs_f64() * 1000.0,
@@ -509,6 +513,7 @@ fn second_transaction(
         nterm,
         mode,
         reason,
+        readers,
         detach: false,
         reattach: false,
         capture_ms,
@@ -678,27 +683,77 @@ impl Prepared {
         db.execute(&render::apply_view_delta(q, &self.c.view.data, &delta))
     }
 
-    /// Recomputes the groups the run terms touch: their keys (the distinct group keys of the
-    /// terms' rows) are deleted from the stored result and inserted again, aggregated from the
-    /// tables' state this refresh brings the view to. A view without GROUP BY has one group.
-    fn recompute_groups(&self, db: &dyn Sql) -> Result<()> {
+    /// Applies the run terms like `apply_terms`, and appends the change of what the view shows
+    /// to the pending batches of the feeds on it (`readers`): the rows its changed groups showed
+    /// before (-1) and show after (+1), from the view's delta materialized once.
+    fn apply_terms_recorded(&self, db: &dyn Sql, readers: &mut [Feed]) -> Result<()> {
         let Some(rows) = self.run_rows() else {
             return Ok(());
         };
         let q = &self.c.q;
+        if !q.recomputed_aggregates().is_empty() {
+            return Err(Error::Internal("a view with aggregates without a delta rule cannot merge a delta".into()));
+        }
+        let delta = Qualified::temp("openivm_view_delta".into());
+        db.execute(&render::create_temp_table_as(&delta, &render::aggregate_weighted(q, &rows)))?;
+        let applied = self
+            .record_shown(db, readers, &delta, -1)
+            .and_then(|()| {
+                let merged = format!("SELECT * FROM {}", delta.sql());
+                db.execute(&render::apply_view_delta(q, &self.c.view.data, &merged))
+            })
+            .and_then(|()| self.record_shown(db, readers, &delta, 1));
+        let dropped = db.execute(&render::drop_table(&delta));
+        applied.and(dropped)
+    }
+
+    /// Appends the rows the view shows of its stored groups whose keys are in `keys` to the
+    /// pending batch of each feed in `readers`, with multiplicity `sign`.
+    fn record_shown(&self, db: &dyn Sql, readers: &mut [Feed], keys: &Qualified, sign: i8) -> Result<()> {
+        let q = &self.c.q;
+        let from = render::stored_of_groups(q, &self.c.view.data, keys);
+        let shown = render::visible_rows(q, &from, &self.c.outputs, &self.c.sum_kinds);
+        for f in readers.iter_mut() {
+            let insert = render::capture::append_visible(&f.pending(), &shown, &f.columns, sign);
+            let n = capture::recorded::record_with(db, f, &insert)?;
+            f.row_count += i64::from(sign) * n;
+        }
+        Ok(())
+    }
+
+    /// Recomputes the groups the run terms touch: their keys (the distinct group keys of the
+    /// terms' rows) are deleted from the stored result and inserted again, aggregated from the
+    /// tables' state this refresh brings the view to. A view without GROUP BY has one group.
+    /// With `readers`, what those groups show is recorded for them as by `apply_terms_recorded`;
+    /// returns whether it was (not for a view recomputed whole).
+    fn recompute_groups(&self, db: &dyn Sql, readers: Option<&mut [Feed]>) -> Result<bool> {
+        let Some(rows) = self.run_rows() else {
+            return Ok(true);
+        };
+        let q = &self.c.q;
         if matches!(&q.shape, crate::ir::Shape::Grouped { keys, .. } if keys.is_empty()) {
-            return self.recompute(db);
+            self.recompute(db)?;
+            return Ok(false);
         }
         let data = &self.c.view.data;
         let keys = Qualified::temp("openivm_touched_groups".into());
         db.execute(&render::create_temp_table_as(&keys, &render::touched_keys(q, &rows)))?;
-        let applied = db.execute(&render::delete_groups(q, data, &keys)).and_then(|()| {
-            // The exact DOUBLE split at once: these are the touched groups only.
-            let rows = render::rows_of_groups(q, &self.full_sql(), &keys);
-            db.execute(&render::insert_into(data, &render::aggregate_fill_exact(q, &rows)))
-        });
+        let mut readers = readers;
+        let record = |readers: &mut Option<&mut [Feed]>, sign: i8| match readers.as_deref_mut() {
+            Some(r) => self.record_shown(db, r, &keys, sign),
+            None => Ok(()),
+        };
+        let applied = record(&mut readers, -1)
+            .and_then(|()| db.execute(&render::delete_groups(q, data, &keys)))
+            .and_then(|()| {
+                // The exact DOUBLE split at once: these are the touched groups only.
+                let rows = render::rows_of_groups(q, &self.full_sql(), &keys);
+                db.execute(&render::insert_into(data, &render::aggregate_fill_exact(q, &rows)))
+            })
+            .and_then(|()| record(&mut readers, 1));
         let dropped = db.execute(&render::drop_table(&keys));
-        applied.and(dropped)
+        applied.and(dropped)?;
+        Ok(true)
     }
 
     /// The payload rows of the run terms (None when no term runs): their union, or above
@@ -793,10 +848,33 @@ fn finish(
     }
     super::check_standing(db, &p.c.view)?;
     let apply_started = Instant::now();
-    match p.mode {
-        Mode::Incremental => p.apply_terms(db)?,
-        Mode::GroupRecompute => p.recompute_groups(db)?,
-        Mode::Full => p.recompute(db)?,
+    // Views reading this one through recorded feeds get the change of what it shows, when it
+    // shows its rows locally; otherwise (a recompute, or rows that are not local) their feeds
+    // restart and they recompute once.
+    let mut readers: Vec<Feed> = p.readers.iter().filter(|f| matches!(f.kind, SourceKind::Recorded)).cloned().collect();
+    let local = p.c.q.shows_rows_locally();
+    let recorded = match p.mode {
+        Mode::Incremental if local && !readers.is_empty() => {
+            p.apply_terms_recorded(db, &mut readers)?;
+            true
+        }
+        Mode::Incremental => {
+            p.apply_terms(db)?;
+            false
+        }
+        Mode::GroupRecompute if local && !readers.is_empty() => p.recompute_groups(db, Some(&mut readers))?,
+        Mode::GroupRecompute => p.recompute_groups(db, None).map(|_| false)?,
+        Mode::Full => {
+            p.recompute(db)?;
+            false
+        }
+    };
+    for f in readers.iter_mut() {
+        if recorded {
+            f.save(db)?;
+        } else {
+            feeds::rebuild(db, f, &SourceKind::Recorded, &at.schema, &at.name)?;
+        }
     }
     if p.detach {
         feeds::detach_view(db, &at.catalog, &at.schema, &at.name)?;
