@@ -29,6 +29,12 @@ use crate::sql::capture::FEED_SET_COLUMNS;
 /// The internal schema of the database holding the metadata.
 pub const SCHEMA: &str = "openivm";
 
+/// A view by (schema, name).
+pub type ViewName = (String, String);
+
+/// A view's delta of one table: its relation (None: nothing to apply) and statistics.
+pub type ViewDelta = (Option<Qualified>, DeltaStats);
+
 /// One feed, with the reading view's cursor into it.
 #[derive(Clone, Debug)]
 pub struct Feed {
@@ -180,7 +186,7 @@ pub fn of_view_and_readers(
 }
 
 /// Every feed, with the views that have a cursor into it (schema, name).
-pub fn with_readers(db: &dyn Sql, catalog: &str) -> Result<Vec<(Feed, Vec<(String, String)>)>> {
+pub fn with_readers(db: &dyn Sql, catalog: &str) -> Result<Vec<(Feed, Vec<ViewName>)>> {
     let cursors = cursors(db)?;
     FEEDS_OF_VIEW
         .rows(db, [])?
@@ -361,7 +367,7 @@ pub fn view_delta(
     fresh: &Fresh,
     columns: &[ColumnDef],
     name: &Qualified,
-) -> Result<(Option<Qualified>, DeltaStats)> {
+) -> Result<ViewDelta> {
     let at_head = feed.cursor >= feed.seq || feed.cursor < 0;
     // At the feed's head the fresh batch is the delta: as it is when the view reads all of its
     // columns, and also when it deleted nothing (an insert-only batch needs no netting on the
@@ -410,11 +416,11 @@ pub fn view_delta(
 /// ..)) where the view has nothing to apply; the log itself where it holds exactly the view's
 /// batches, without deletes (no copy: the log is read, never dropped, as a delta outside the
 /// temp catalog is only borrowed, see `owned`).
-pub fn logged_deltas(db: &dyn Sql, parts: &[(&Feed, &Fresh)]) -> Result<Vec<Option<(Option<Qualified>, DeltaStats)>>> {
+pub fn logged_deltas(db: &dyn Sql, parts: &[(&Feed, &Fresh)]) -> Result<Vec<Option<ViewDelta>>> {
     let lags = |f: &Feed, fr: &Fresh| fr.delta.is_none() && f.cursor >= 0 && f.cursor < f.seq;
     let logs: Vec<(usize, Qualified, i64)> =
         parts.iter().enumerate().filter(|(_, (f, fr))| lags(f, fr)).map(|(i, (f, _))| (i, f.log(), f.cursor)).collect();
-    let mut out: Vec<Option<(Option<Qualified>, DeltaStats)>> = vec![None; parts.len()];
+    let mut out: Vec<Option<ViewDelta>> = vec![None; parts.len()];
     if logs.is_empty() {
         return Ok(out);
     }

@@ -44,6 +44,17 @@ def declare(con):
                 "'lake.dim_store', 'store_id')").fetchall()
 
 
+def declared_then_renamed(con, tmp):
+    """The tables with their declarations, dim_product renamed to products afterwards, and a view
+    over the renamed table; returns the view's query."""
+    setup(con, tmp)
+    declare(con)
+    con.execute("ALTER TABLE lake.dim_product RENAME TO products")
+    renamed = SALES.replace("lake.dim_product", "lake.products")
+    con.execute("SELECT * FROM openivm_create('by_product', ?)", [renamed])
+    return renamed
+
+
 def mixed_batch(con, pid, sid):
     con.execute("INSERT INTO lake.dim_product VALUES (?, 'NewProduct')", [pid])
     con.execute("INSERT INTO lake.fact_sales VALUES (?, ?, 1, 500.00)", [100 + pid, pid])
@@ -103,11 +114,7 @@ class DuckLakeRelyTest(unittest.TestCase):
     def test_declarations_follow_renames_and_end_with_recreation(self):
         with tempfile.TemporaryDirectory() as tmp:
             con = connect()
-            setup(con, tmp)
-            declare(con)
-            con.execute("ALTER TABLE lake.dim_product RENAME TO products")
-            renamed = SALES.replace("lake.dim_product", "lake.products")
-            con.execute("SELECT * FROM openivm_create('by_product', ?)", [renamed])
+            renamed = declared_then_renamed(con, tmp)
             mixed_batch_renamed = lambda pid, sid: (
                 con.execute("INSERT INTO lake.products VALUES (?, 'N')", [pid]),
                 con.execute("INSERT INTO lake.fact_sales VALUES (?, ?, 1, 1.00)", [100 + pid, pid]),
@@ -142,11 +149,7 @@ class DuckLakeRelyTest(unittest.TestCase):
     def test_a_declaration_is_revoked_by_the_tables_new_names(self):
         with tempfile.TemporaryDirectory() as tmp:
             con = connect()
-            setup(con, tmp)
-            declare(con)
-            con.execute("ALTER TABLE lake.dim_product RENAME TO products")
-            renamed = SALES.replace("lake.dim_product", "lake.products")
-            con.execute("SELECT * FROM openivm_create('by_product', ?)", [renamed])
+            renamed = declared_then_renamed(con, tmp)
             con.execute("INSERT INTO lake.products VALUES (80, 'N')")
             con.execute("INSERT INTO lake.fact_sales VALUES (180, 80, 1, 1.00)")
             self.assertEqual(terms(refresh(con, "by_product")), (3, 2, 0, 1))
