@@ -22,6 +22,10 @@ pub struct Select {
     /// conjuncts of the WHERE clause with a subquery that is a join with a stage, taken out of
     /// `where_clause` (see `SubqueryJoin`).
     pub semi_joins: Vec<SubqueryJoin>,
+    /// The same query over a subquery of per-group value counts, when its aggregates look like
+    /// DISTINCT aggregates of one argument (`parse::distinct_by_values`); the binder takes it
+    /// when the catalog confirms that no other call is an aggregate.
+    pub by_values: Option<Box<Select>>,
 }
 
 /// A WHERE conjunct whose subquery the binder turns into an inner join with a stage.

@@ -158,7 +158,12 @@ fn bind_error<T>(msg: String) -> Result<T> {
 /// its own leaves and terms (`ViewQuery::branches`). That is exact because joins, filters,
 /// projections and grouped sums and counts of a bag union are the union (per group, the sum) of
 /// the same over each branch; the stored result and its merge are the one query's.
-pub fn bind(select: Select, catalog: &dyn Catalog) -> Result<ViewQuery> {
+pub fn bind(mut select: Select, catalog: &dyn Catalog) -> Result<ViewQuery> {
+    if let Some(by_values) = select.by_values.take() {
+        if !calls_other_aggregates(&select, catalog)? {
+            return bind(*by_values, catalog);
+        }
+    }
     let Some(FromItem::Union { branches, alias, columns: aliases, compared }) = first_union(&select.from) else {
         return bind_one(select, catalog);
     };
@@ -181,6 +186,32 @@ pub fn bind(select: Select, catalog: &dyn Catalog) -> Result<ViewQuery> {
     let mut q = union_of(parts)?;
     q.compared = compared;
     Ok(q)
+}
+
+/// Whether the select list, HAVING or ORDER BY calls an aggregate function other than the
+/// DISTINCT calls the parser read (`Expr::Aggregate`): a function DuckDB's catalog knows as an
+/// aggregate, or does not know at all.
+fn calls_other_aggregates(select: &Select, catalog: &dyn Catalog) -> Result<bool> {
+    let mut names = Vec::new();
+    let exprs = select
+        .items
+        .iter()
+        .map(|i| &i.expr)
+        .chain(select.presentation.having.iter())
+        .chain(select.presentation.order_by.iter().map(|o| &o.key));
+    for e in exprs {
+        e.visit(&mut |e| {
+            if let Expr::Function { name, is_operator: false, .. } = e {
+                names.push(name.clone());
+            }
+        });
+    }
+    for name in names {
+        if catalog.function(&name)?.is_none_or(|f| f.aggregate) {
+            return Ok(true);
+        }
+    }
+    Ok(false)
 }
 
 /// The first UNION ALL of a FROM clause that is bound with the query: not inside a subquery
@@ -227,6 +258,7 @@ fn branch_subquery(branch: UnionBranch) -> Select {
         grouping_sets: None,
         presentation: Presentation::default(),
         semi_joins: vec![],
+        by_values: None,
     }
 }
 
@@ -1386,6 +1418,7 @@ pub mod tests {
             grouping_sets: None,
             presentation: Default::default(),
             semi_joins: vec![],
+            by_values: None,
         }
     }
 
@@ -1497,6 +1530,7 @@ pub mod tests {
                 grouping_sets: None,
                 presentation: Default::default(),
                 semi_joins: vec![],
+                by_values: None,
             },
             tree: String::new(),
             side: 0,
@@ -1554,6 +1588,7 @@ pub mod tests {
             grouping_sets: None,
             presentation: Default::default(),
             semi_joins: vec![],
+            by_values: None,
         };
         let sub =
             FromItem::Subquery { select: Box::new(inner.clone()), alias: "s".into(), columns: vec![], tree: None };
@@ -1569,6 +1604,7 @@ pub mod tests {
             grouping_sets: None,
             presentation: Default::default(),
             semi_joins: vec![],
+            by_values: None,
         };
         let q = bind(outer, &cat).unwrap();
         // the outer leaf keeps its alias; the inner fact (also aliased f) is renamed
@@ -1683,6 +1719,7 @@ pub mod tests {
             grouping_sets: None,
             presentation: Default::default(),
             semi_joins: vec![],
+            by_values: None,
         }
     }
 
@@ -1755,6 +1792,7 @@ pub mod tests {
             grouping_sets: None,
             presentation: Default::default(),
             semi_joins: vec![],
+            by_values: None,
         };
         let q = bind(select(vec![at(), func("sum", vec![col("e", "amount")])], vec![at()]), &cat).unwrap();
         let Shape::Grouped { aggregates, .. } = q.shape else { panic!() };

@@ -254,9 +254,160 @@ pub fn parse_select(json: &str) -> Result<Select> {
     }
     let mut statements = raw.statements.into_iter();
     match (statements.next(), statements.len()) {
-        (Some(one), 0) => select_node(one.node, &[]),
+        (Some(one), 0) => {
+            let mut select = select_node(one.node, &[])?;
+            // The statement once more as JSON: the tree of a stage built from it.
+            let tree: Value = serde_json::from_str(json).map_err(|e| Error::Parse(e.to_string()))?;
+            select.by_values = distinct_by_values(&tree["statements"][0], &select)?.map(Box::new);
+            Ok(select)
+        }
         (None, _) => Err(Error::NotOneSelect("the query is empty".into())),
         (Some(_), rest) => Err(Error::NotOneSelect(format!("found {} statements", rest + 1))),
+    }
+}
+
+/// The alias of the subquery `distinct_by_values` reads, and its value column.
+const DISTINCT_STAGE: &str = "openivm_distinct";
+const DISTINCT_VALUE: &str = "distinct_value";
+
+/// COUNT, SUM, AVG, MIN and MAX (DISTINCT x) by per-group value counts: the query `select`
+/// (whose statement's tree is `tree`) over a subquery grouped by its keys and `x`, which holds one
+/// row per distinct value of each group. Over those rows the aggregates lose their DISTINCT:
+/// COUNT(x) over the distinct (keys, x) pairs is COUNT(DISTINCT x), and so for SUM, AVG, MIN and
+/// MAX (a group whose every x is NULL keeps its one (keys, NULL) row, so it still exists, with
+/// COUNT 0). The subquery groups, so it is a maintained stage, which records its changes for the
+/// query (it shows its rows locally): both stay incremental. None unless every aggregate call
+/// of the query is DISTINCT over one `x` and every other column it reads outside them is a
+/// group key; the binder also checks that no other call is an aggregate (`bind::bind`), which
+/// only DuckDB's catalog knows.
+fn distinct_by_values(tree: &Value, select: &Select) -> Result<Option<Select>> {
+    if select.grouping_sets.is_some() || select.group_by_all || tree["node"]["type"] != "SELECT_NODE" {
+        return Ok(None);
+    }
+    let exprs: Vec<&Expr> = select
+        .items
+        .iter()
+        .map(|i| &i.expr)
+        .chain(select.presentation.having.iter())
+        .chain(select.presentation.order_by.iter().map(|o| &o.key))
+        .collect();
+    let mut x: Option<Expr> = None;
+    let mut other = false;
+    for e in &exprs {
+        e.visit(&mut |e| {
+            if let Expr::Aggregate(a) = e {
+                let modelled = matches!(a.name.to_ascii_lowercase().as_str(), "count" | "sum" | "avg" | "min" | "max");
+                let simple = a.distinct && a.order_by.is_empty() && a.filter.is_none() && a.args.len() == 1;
+                other |= !(modelled && simple && x.get_or_insert_with(|| a.args[0].clone()) == &a.args[0]);
+            }
+        });
+    }
+    let (Some(x), false) = (x, other) else { return Ok(None) };
+    let Some(x_tree) = distinct_argument(&tree["node"], &x)? else { return Ok(None) };
+    let key_trees: Vec<Value> = tree["node"]["group_expressions"].as_array().cloned().unwrap_or_default();
+    let keys = &select.group_by;
+    if key_trees.len() != keys.len() {
+        return Ok(None);
+    }
+    let column = |name: &str| Expr::Column(vec![DISTINCT_STAGE.to_string(), name.to_string()]);
+    let key_name = |i: usize| format!("distinct_key_{i}");
+    // An expression over the subquery's columns, rewritten from the top (a DISTINCT call
+    // before the column it reads); Err where it reads a column that is no key.
+    fn over(e: Expr, keys: &[Expr], column: &dyn Fn(&str) -> Expr) -> std::result::Result<Expr, ()> {
+        if let Some(i) = keys.iter().position(|k| k == &e) {
+            return Ok(column(&format!("distinct_key_{i}")));
+        }
+        match e {
+            Expr::Aggregate(a) => {
+                Ok(Expr::Function { name: a.name, args: vec![column(DISTINCT_VALUE)], is_operator: false })
+            }
+            Expr::Column(_) | Expr::Star { .. } => Err(()),
+            other => other.map_children(&mut |c| over(c, keys, column)),
+        }
+    }
+    let over_values = |e: &Expr| over(e.clone(), keys, &column).ok();
+    let mut items = Vec::new();
+    for item in &select.items {
+        let Some(expr) = over_values(&item.expr) else { return Ok(None) };
+        items.push(SelectItem { expr, alias: item.alias.clone() });
+    }
+    let mut presentation = select.presentation.clone();
+    if let Some(h) = &select.presentation.having {
+        let Some(h) = over_values(h) else { return Ok(None) };
+        presentation.having = Some(h);
+    }
+    let aliases: Vec<&String> = items.iter().filter_map(|i| i.alias.as_ref()).collect();
+    for o in presentation.order_by.iter_mut() {
+        // A key naming an output, by alias or position, stays as it is.
+        let names_output = match &o.key {
+            Expr::Column(parts) => parts.len() == 1 && aliases.iter().any(|a| eq_ci(a, &parts[0])),
+            Expr::Constant(Constant::Integer(_)) => true,
+            _ => false,
+        };
+        if !names_output {
+            let Some(k) = over_values(&o.key) else { return Ok(None) };
+            o.key = k;
+        }
+    }
+    // The subquery: the query's FROM and WHERE, grouped by its keys and x.
+    let mut stage = tree.clone();
+    let node = &mut stage["node"];
+    let mut list: Vec<Value> = key_trees.iter().enumerate().map(|(i, k)| aliased(k, &key_name(i))).collect();
+    list.push(aliased(&x_tree, DISTINCT_VALUE));
+    let groups: Vec<Value> = key_trees.iter().chain([&x_tree]).map(|k| aliased(k, "")).collect();
+    node["group_sets"] = serde_json::json!([(0..groups.len()).collect::<Vec<_>>()]);
+    node["select_list"] = Value::Array(list);
+    node["group_expressions"] = Value::Array(groups);
+    node["modifiers"] = Value::Array(vec![]);
+    node["having"] = Value::Null;
+    let inner = select_node(statement(stage.clone())?.node, &[])?;
+    Ok(Some(Select {
+        items,
+        from: FromItem::Subquery {
+            select: Box::new(inner),
+            alias: DISTINCT_STAGE.to_string(),
+            columns: vec![],
+            tree: Some(statement_tree(&stage)),
+        },
+        where_clause: None,
+        group_by: (0..keys.len()).map(|i| column(&key_name(i))).collect(),
+        group_by_all: false,
+        grouping_sets: None,
+        presentation,
+        semi_joins: vec![],
+        by_values: None,
+    }))
+}
+
+/// The tree of the argument of the first DISTINCT aggregate call under `v`, checked to read as
+/// `x`.
+fn distinct_argument(v: &Value, x: &Expr) -> Result<Option<Value>> {
+    match v {
+        Value::Object(o) => {
+            if o.get("class").and_then(Value::as_str) == Some("FUNCTION")
+                && o.get("distinct") == Some(&Value::Bool(true))
+            {
+                if let Some(arg) = o.get("children").and_then(|c| c.as_array()).and_then(|c| c.first()) {
+                    let read: RawExpr = serde_json::from_value(arg.clone()).map_err(|e| Error::Parse(e.to_string()))?;
+                    return Ok((expr(read)? == *x).then(|| arg.clone()));
+                }
+            }
+            for child in o.values() {
+                if let Some(found) = distinct_argument(child, x)? {
+                    return Ok(Some(found));
+                }
+            }
+            Ok(None)
+        }
+        Value::Array(a) => {
+            for child in a {
+                if let Some(found) = distinct_argument(child, x)? {
+                    return Ok(Some(found));
+                }
+            }
+            Ok(None)
+        }
+        _ => Ok(None),
     }
 }
 
@@ -659,6 +810,7 @@ fn set_operation(node: RawNode, outer_ctes: &[Cte]) -> Result<Select> {
         grouping_sets: None,
         presentation,
         semi_joins: vec![],
+        by_values: None,
     })
 }
 
@@ -702,6 +854,7 @@ fn select_node(node: RawNode, outer_ctes: &[Cte]) -> Result<Select> {
         items,
         from,
         semi_joins,
+        by_values: None,
         where_clause: where_clause.map(expr).transpose()?,
         group_by: node.group_expressions.into_iter().map(expr).collect::<Result<_>>()?,
         group_by_all,
@@ -1240,6 +1393,30 @@ mod tests {
         let nested = node("EXCEPT", false, node("INTERSECT", false, q("a"), q("b")), q("c"));
         let (operands, flags) = chain(serde_json::from_value(nested).unwrap()).unwrap();
         assert_eq!((operands.len(), flags), (2, vec![false]));
+    }
+
+    #[test]
+    fn distinct_aggregates_of_one_argument_read_a_subquery_of_per_group_values() {
+        // DuckDB 1.5.5's trees of three queries
+        let one = parse_select(r#"{"error":false,"statements":[{"node":{"type":"SELECT_NODE","modifiers":[],"cte_map":{"map":[]},"select_list":[{"class":"COLUMN_REF","type":"COLUMN_REF","alias":"","query_location":7,"column_names":["g"]},{"class":"FUNCTION","type":"FUNCTION","alias":"d","query_location":10,"function_name":"count","schema":"","children":[{"class":"COLUMN_REF","type":"COLUMN_REF","alias":"","query_location":25,"column_names":["x"]}],"filter":null,"order_bys":{"type":"ORDER_MODIFIER","orders":[]},"distinct":true,"is_operator":false,"export_state":false,"catalog":""}],"from_table":{"type":"BASE_TABLE","alias":"","sample":null,"query_location":38,"schema_name":"","table_name":"t","column_name_alias":[],"catalog_name":"","at_clause":null},"where_clause":null,"group_expressions":[{"class":"COLUMN_REF","type":"COLUMN_REF","alias":"","query_location":49,"column_names":["g"]}],"group_sets":[[0]],"aggregate_handling":"STANDARD_HANDLING","having":null,"sample":null,"qualify":null},"named_param_map":[]}]}"#).unwrap();
+        let v = one.by_values.expect("an alternative over per-group values");
+        let stage = |n: &str| col(&[DISTINCT_STAGE, n]);
+        assert_eq!(v.group_by, vec![stage("distinct_key_0")]);
+        assert_eq!(v.items[0].expr, stage("distinct_key_0"));
+        assert_eq!(
+            v.items[1].expr,
+            Expr::Function { name: "count".into(), args: vec![stage(DISTINCT_VALUE)], is_operator: false }
+        );
+        assert_eq!(v.items[1].alias.as_deref(), Some("d"));
+        let FromItem::Subquery { select, alias, tree, .. } = &v.from else { panic!("a subquery") };
+        assert_eq!(alias, DISTINCT_STAGE);
+        assert_eq!(select.group_by, vec![col(&["g"]), col(&["x"])]);
+        let aliases: Vec<_> = select.items.iter().map(|i| i.alias.clone().unwrap_or_default()).collect();
+        assert_eq!(aliases, vec!["distinct_key_0", DISTINCT_VALUE]);
+        assert!(tree.as_deref().is_some_and(|t| t.contains("distinct_value")));
+        // two DISTINCT arguments, or a column that is no key: no alternative
+        assert!(parse_select(r#"{"error":false,"statements":[{"node":{"type":"SELECT_NODE","modifiers":[],"cte_map":{"map":[]},"select_list":[{"class":"COLUMN_REF","type":"COLUMN_REF","alias":"","query_location":7,"column_names":["g"]},{"class":"FUNCTION","type":"FUNCTION","alias":"","query_location":10,"function_name":"count","schema":"","children":[{"class":"COLUMN_REF","type":"COLUMN_REF","alias":"","query_location":25,"column_names":["x"]}],"filter":null,"order_bys":{"type":"ORDER_MODIFIER","orders":[]},"distinct":true,"is_operator":false,"export_state":false,"catalog":""},{"class":"FUNCTION","type":"FUNCTION","alias":"","query_location":29,"function_name":"count","schema":"","children":[{"class":"COLUMN_REF","type":"COLUMN_REF","alias":"","query_location":44,"column_names":["y"]}],"filter":null,"order_bys":{"type":"ORDER_MODIFIER","orders":[]},"distinct":true,"is_operator":false,"export_state":false,"catalog":""}],"from_table":{"type":"BASE_TABLE","alias":"","sample":null,"query_location":52,"schema_name":"","table_name":"t","column_name_alias":[],"catalog_name":"","at_clause":null},"where_clause":null,"group_expressions":[{"class":"COLUMN_REF","type":"COLUMN_REF","alias":"","query_location":63,"column_names":["g"]}],"group_sets":[[0]],"aggregate_handling":"STANDARD_HANDLING","having":null,"sample":null,"qualify":null},"named_param_map":[]}]}"#).unwrap().by_values.is_none());
+        assert!(parse_select(r#"{"error":false,"statements":[{"node":{"type":"SELECT_NODE","modifiers":[],"cte_map":{"map":[]},"select_list":[{"class":"COLUMN_REF","type":"COLUMN_REF","alias":"","query_location":7,"column_names":["g"]},{"class":"FUNCTION","type":"FUNCTION","alias":"","query_location":10,"function_name":"count","schema":"","children":[{"class":"COLUMN_REF","type":"COLUMN_REF","alias":"","query_location":25,"column_names":["x"]}],"filter":null,"order_bys":{"type":"ORDER_MODIFIER","orders":[]},"distinct":true,"is_operator":false,"export_state":false,"catalog":""},{"class":"COLUMN_REF","type":"COLUMN_REF","alias":"","query_location":29,"column_names":["y"]}],"from_table":{"type":"BASE_TABLE","alias":"","sample":null,"query_location":36,"schema_name":"","table_name":"t","column_name_alias":[],"catalog_name":"","at_clause":null},"where_clause":null,"group_expressions":[{"class":"COLUMN_REF","type":"COLUMN_REF","alias":"","query_location":47,"column_names":["g"]}],"group_sets":[[0]],"aggregate_handling":"STANDARD_HANDLING","having":null,"sample":null,"qualify":null},"named_param_map":[]}]}"#).unwrap().by_values.is_none());
     }
 
     #[test]

@@ -248,6 +248,7 @@ pub fn bind_assignments(
         grouping_sets: None,
         presentation: Default::default(),
         semi_joins: vec![],
+        by_values: None,
     };
     let q = bind(values, cat).map_err(|e| in_fragment("assignments", e))?;
     let Shape::Bag { outputs, .. } = q.shape else {
@@ -487,6 +488,7 @@ mod tests {
             grouping_sets: None,
             presentation: Default::default(),
             semi_joins: vec![],
+            by_values: None,
         }
     }
 

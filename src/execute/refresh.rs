@@ -684,8 +684,9 @@ impl Prepared {
     }
 
     /// Applies the run terms like `apply_terms`, and appends the change of what the view shows
-    /// to the pending batches of the feeds on it (`readers`): the rows its changed groups showed
-    /// before (-1) and show after (+1), from the view's delta materialized once.
+    /// to the pending batches of the feeds on it (`readers`): what its changed groups showed
+    /// before against what they show after (`shown_before`, `shown_after`), with the view's
+    /// delta materialized once for both and for the merge.
     fn apply_terms_recorded(&self, db: &dyn Sql, readers: &mut [Feed]) -> Result<()> {
         let Some(rows) = self.run_rows() else {
             return Ok(());
@@ -696,23 +697,73 @@ impl Prepared {
         }
         let delta = Qualified::temp("openivm_view_delta".into());
         db.execute(&render::create_temp_table_as(&delta, &render::aggregate_weighted(q, &rows)))?;
-        let applied = self
-            .record_shown(db, readers, &delta, -1)
-            .and_then(|()| {
-                let merged = format!("SELECT * FROM {}", delta.sql());
-                db.execute(&render::apply_view_delta(q, &self.c.view.data, &merged))
-            })
-            .and_then(|()| self.record_shown(db, readers, &delta, 1));
+        let applied = self.shown_before(db, readers, &delta).and_then(|before| {
+            let merged = format!("SELECT * FROM {}", delta.sql());
+            db.execute(&render::apply_view_delta(q, &self.c.view.data, &merged))?;
+            self.shown_after(db, readers, &delta, before)
+        });
         let dropped = db.execute(&render::drop_table(&delta));
         applied.and(dropped)
+    }
+
+    /// What the view shows of its stored groups whose keys are in `keys`.
+    fn shown(&self, keys: &Qualified) -> String {
+        let from = render::stored_of_groups(&self.c.q, &self.c.view.data, keys);
+        render::visible_rows(&self.c.q, &from, &self.c.outputs, &self.c.sum_kinds)
+    }
+
+    /// The first half of recording the change of what the view shows of the groups in `keys`
+    /// for the feeds on it (`readers`), before the groups change: what they show, kept in a
+    /// temp table, to net against what they show after (`shown_after`), so that a row shown
+    /// alike is no change for the readers. Rows kept apart by their text (0.0 and -0.0, which
+    /// netting would take as equal) are recorded as they are instead: shown before, -1.
+    fn shown_before(&self, db: &dyn Sql, readers: &mut [Feed], keys: &Qualified) -> Result<Option<Qualified>> {
+        if self.c.outputs.iter().any(|o| render::needs_text_identity(&o.ty)) {
+            self.record_shown(db, readers, keys, -1)?;
+            return Ok(None);
+        }
+        let before = Qualified::temp("openivm_shown_before".into());
+        db.execute(&render::create_temp_table_as(&before, &self.shown(keys)))?;
+        Ok(Some(before))
+    }
+
+    /// The second half (see `shown_before`): the netted change, or what the groups show now, +1.
+    fn shown_after(
+        &self,
+        db: &dyn Sql,
+        readers: &mut [Feed],
+        keys: &Qualified,
+        before: Option<Qualified>,
+    ) -> Result<()> {
+        let Some(before) = before else { return self.record_shown(db, readers, keys, 1) };
+        let columns: Vec<crate::ir::ColumnDef> =
+            self.c.outputs.iter().map(|o| crate::ir::ColumnDef { name: o.name.clone(), ty: o.ty.clone() }).collect();
+        let net = Qualified::temp("openivm_shown_net".into());
+        let recorded = db
+            .execute(&render::create_temp_table_as(
+                &net,
+                &render::capture::shown_change(&before, &self.shown(keys), &columns),
+            ))
+            .and_then(|()| {
+                let shown_rows = db.scalar_int(&render::capture::net_total(&net), &[])?;
+                for f in readers.iter_mut() {
+                    capture::recorded::record_with(
+                        db,
+                        f,
+                        &render::capture::append_net(&f.pending(), &net, &f.columns),
+                    )?;
+                    f.row_count += shown_rows;
+                }
+                Ok(())
+            });
+        let dropped = db.execute(&render::drop_table(&net)).and(db.execute(&render::drop_table(&before)));
+        recorded.and(dropped)
     }
 
     /// Appends the rows the view shows of its stored groups whose keys are in `keys` to the
     /// pending batch of each feed in `readers`, with multiplicity `sign`.
     fn record_shown(&self, db: &dyn Sql, readers: &mut [Feed], keys: &Qualified, sign: i8) -> Result<()> {
-        let q = &self.c.q;
-        let from = render::stored_of_groups(q, &self.c.view.data, keys);
-        let shown = render::visible_rows(q, &from, &self.c.outputs, &self.c.sum_kinds);
+        let shown = self.shown(keys);
         for f in readers.iter_mut() {
             let insert = render::capture::append_visible(&f.pending(), &shown, &f.columns, sign);
             let n = capture::recorded::record_with(db, f, &insert)?;
@@ -739,18 +790,20 @@ impl Prepared {
         let keys = Qualified::temp("openivm_touched_groups".into());
         db.execute(&render::create_temp_table_as(&keys, &render::touched_keys(q, &rows)))?;
         let mut readers = readers;
-        let record = |readers: &mut Option<&mut [Feed]>, sign: i8| match readers.as_deref_mut() {
-            Some(r) => self.record_shown(db, r, &keys, sign),
-            None => Ok(()),
-        };
-        let applied = record(&mut readers, -1)
-            .and_then(|()| db.execute(&render::delete_groups(q, data, &keys)))
-            .and_then(|()| {
-                // The exact DOUBLE split at once: these are the touched groups only.
-                let rows = render::rows_of_groups(q, &self.full_sql(), &keys);
-                db.execute(&render::insert_into(data, &render::aggregate_fill_exact(q, &rows)))
-            })
-            .and_then(|()| record(&mut readers, 1));
+        let applied = match readers.as_deref_mut() {
+            Some(r) => self.shown_before(db, r, &keys).map(Some),
+            None => Ok(None),
+        }
+        .and_then(|before| {
+            db.execute(&render::delete_groups(q, data, &keys))?;
+            // The exact DOUBLE split at once: these are the touched groups only.
+            let rows = render::rows_of_groups(q, &self.full_sql(), &keys);
+            db.execute(&render::insert_into(data, &render::aggregate_fill_exact(q, &rows)))?;
+            match (readers.as_deref_mut(), before) {
+                (Some(r), Some(before)) => self.shown_after(db, r, &keys, before),
+                _ => Ok(()),
+            }
+        });
         let dropped = db.execute(&render::drop_table(&keys));
         applied.and(dropped)?;
         Ok(true)

@@ -88,6 +88,11 @@ pub fn expand_delta(net: &Qualified, cols: &[ColumnDef]) -> String {
     )
 }
 
+/// The signed total of a net change: rows added less rows removed.
+pub fn net_total(net: &Qualified) -> String {
+    format!("SELECT COALESCE(SUM(openivm_n), 0)::BIGINT FROM {}", net.sql())
+}
+
 /// Rows and deleted rows of the delta a net change expands to.
 pub fn net_stats(net: &Qualified) -> String {
     format!(
@@ -296,6 +301,29 @@ pub fn append_visible(pending: &Qualified, visible: &str, cols: &[ColumnDef], si
         pending.sql(),
         c = plain_columns(cols),
         m = ident(MULTIPLICITY)
+    )
+}
+
+/// The change of what a view shows, netted: the rows it showed (`before`, a table) against the
+/// rows it shows now (`after`), as a net change (`openivm_n` per distinct row, 0 left out) to
+/// expand with `expand_delta`. A row shown alike before and after is no change.
+pub fn shown_change(before: &Qualified, after: &str, cols: &[ColumnDef]) -> String {
+    let c = plain_columns(cols);
+    format!(
+        "SELECT {c}SUM(openivm_m) AS openivm_n FROM (SELECT {c}-1 AS openivm_m FROM {} UNION ALL \
+         SELECT {c}1 AS openivm_m FROM ({after}) AS openivm_a) AS openivm_c GROUP BY ALL HAVING SUM(openivm_m) <> 0",
+        before.sql()
+    )
+}
+
+/// Appends a net change of what a view shows (`shown_change`) to a pending batch, one row per copy.
+pub fn append_net(pending: &Qualified, net: &Qualified, cols: &[ColumnDef]) -> String {
+    format!(
+        "INSERT INTO {} ({}{}) {}",
+        pending.sql(),
+        plain_columns(cols),
+        ident(MULTIPLICITY),
+        expand_delta(net, cols)
     )
 }
 
