@@ -189,8 +189,9 @@ pub fn bind(mut select: Select, catalog: &dyn Catalog) -> Result<ViewQuery> {
 }
 
 /// Whether the select list, HAVING or ORDER BY calls an aggregate function other than the
-/// DISTINCT calls the parser read (`Expr::Aggregate`): a function DuckDB's catalog knows as an
-/// aggregate, or does not know at all.
+/// DISTINCT calls the parser read (`Expr::Aggregate`) and the plain ones it aggregates first
+/// (`parse::PRE_AGGREGATED`): a function DuckDB's catalog knows as an aggregate, or does not
+/// know at all.
 fn calls_other_aggregates(select: &Select, catalog: &dyn Catalog) -> Result<bool> {
     let mut names = Vec::new();
     let exprs = select
@@ -202,7 +203,9 @@ fn calls_other_aggregates(select: &Select, catalog: &dyn Catalog) -> Result<bool
     for e in exprs {
         e.visit(&mut |e| {
             if let Expr::Function { name, is_operator: false, .. } = e {
-                names.push(name.clone());
+                if !crate::parse::PRE_AGGREGATED.contains(&name.to_ascii_lowercase().as_str()) {
+                    names.push(name.clone());
+                }
             }
         });
     }

@@ -276,10 +276,11 @@ const DISTINCT_VALUE: &str = "distinct_value";
 /// COUNT(x) over the distinct (keys, x) pairs is COUNT(DISTINCT x), and so for SUM, AVG, MIN and
 /// MAX (a group whose every x is NULL keeps its one (keys, NULL) row, so it still exists, with
 /// COUNT 0). The subquery groups, so it is a maintained stage, which records its changes for the
-/// query (it shows its rows locally): both stay incremental. None unless every aggregate call
-/// of the query is DISTINCT over one `x` and every other column it reads outside them is a
-/// group key; the binder also checks that no other call is an aggregate (`bind::bind`), which
-/// only DuckDB's catalog knows.
+/// query (it shows its rows locally): both stay incremental. Plain COUNT, SUM, MIN and MAX calls
+/// beside them (`PRE_AGGREGATED`) are computed per (keys, x) row in the subquery and combined over
+/// those rows. None unless every DISTINCT call is over one `x` and every other column the query
+/// reads outside those calls is a group key; the binder also checks that no other call is an
+/// aggregate (`bind::bind`), which only DuckDB's catalog knows.
 fn distinct_by_values(tree: &Value, select: &Select) -> Result<Option<Select>> {
     if select.grouping_sets.is_some() || select.group_by_all || tree["node"]["type"] != "SELECT_NODE" {
         return Ok(None);
@@ -303,7 +304,21 @@ fn distinct_by_values(tree: &Value, select: &Select) -> Result<Option<Select>> {
         });
     }
     let (Some(x), false) = (x, other) else { return Ok(None) };
-    let Some(x_tree) = distinct_argument(&tree["node"], &x)? else { return Ok(None) };
+    let Some(x_tree) = expression_tree(&tree["node"], &x)? else { return Ok(None) };
+    // Plain COUNT, SUM, MIN and MAX calls beside them are aggregated in the subquery first.
+    let mut pre: Vec<Expr> = Vec::new();
+    for e in &exprs {
+        e.visit(&mut |e| {
+            if pre_aggregated(e) && !pre.contains(e) {
+                pre.push(e.clone());
+            }
+        });
+    }
+    let mut pre_trees = Vec::new();
+    for call in &pre {
+        let Some(t) = expression_tree(&tree["node"], call)? else { return Ok(None) };
+        pre_trees.push(t);
+    }
     let key_trees: Vec<Value> = tree["node"]["group_expressions"].as_array().cloned().unwrap_or_default();
     let keys = &select.group_by;
     if key_trees.len() != keys.len() {
@@ -313,19 +328,32 @@ fn distinct_by_values(tree: &Value, select: &Select) -> Result<Option<Select>> {
     let key_name = |i: usize| format!("distinct_key_{i}");
     // An expression over the subquery's columns, rewritten from the top (a DISTINCT call
     // before the column it reads); Err where it reads a column that is no key.
-    fn over(e: Expr, keys: &[Expr], column: &dyn Fn(&str) -> Expr) -> std::result::Result<Expr, ()> {
+    fn over(e: Expr, keys: &[Expr], pre: &[Expr], column: &dyn Fn(&str) -> Expr) -> std::result::Result<Expr, ()> {
         if let Some(i) = keys.iter().position(|k| k == &e) {
             return Ok(column(&format!("distinct_key_{i}")));
+        }
+        if let Some(j) = pre.iter().position(|p| p == &e) {
+            let Expr::Function { name, .. } = e else { return Err(()) };
+            let call =
+                |name: &str, arg: Expr| Expr::Function { name: name.into(), args: vec![arg], is_operator: false };
+            let partial = column(&format!("distinct_pre_{j}"));
+            // Counts add up (0 over no rows); sums add up; extremes of extremes.
+            return Ok(match name.to_ascii_lowercase().as_str() {
+                "count" | "count_star" => {
+                    Expr::Coalesce(vec![call("sum", partial), Expr::Constant(Constant::Integer(0))])
+                }
+                _ => call(&name, partial),
+            });
         }
         match e {
             Expr::Aggregate(a) => {
                 Ok(Expr::Function { name: a.name, args: vec![column(DISTINCT_VALUE)], is_operator: false })
             }
             Expr::Column(_) | Expr::Star { .. } => Err(()),
-            other => other.map_children(&mut |c| over(c, keys, column)),
+            other => other.map_children(&mut |c| over(c, keys, pre, column)),
         }
     }
-    let over_values = |e: &Expr| over(e.clone(), keys, &column).ok();
+    let over_values = |e: &Expr| over(e.clone(), keys, &pre, &column).ok();
     let mut items = Vec::new();
     for item in &select.items {
         let Some(expr) = over_values(&item.expr) else { return Ok(None) };
@@ -354,6 +382,7 @@ fn distinct_by_values(tree: &Value, select: &Select) -> Result<Option<Select>> {
     let node = &mut stage["node"];
     let mut list: Vec<Value> = key_trees.iter().enumerate().map(|(i, k)| aliased(k, &key_name(i))).collect();
     list.push(aliased(&x_tree, DISTINCT_VALUE));
+    list.extend(pre_trees.iter().enumerate().map(|(j, t)| aliased(t, &format!("distinct_pre_{j}"))));
     let groups: Vec<Value> = key_trees.iter().chain([&x_tree]).map(|k| aliased(k, "")).collect();
     node["group_sets"] = serde_json::json!([(0..groups.len()).collect::<Vec<_>>()]);
     node["select_list"] = Value::Array(list);
@@ -379,21 +408,28 @@ fn distinct_by_values(tree: &Value, select: &Select) -> Result<Option<Select>> {
     }))
 }
 
-/// The tree of the argument of the first DISTINCT aggregate call under `v`, checked to read as
-/// `x`.
-fn distinct_argument(v: &Value, x: &Expr) -> Result<Option<Value>> {
+/// The plain aggregate calls `distinct_by_values` aggregates in its subquery first (their
+/// partial results combine: counts and sums add up, extremes of extremes).
+pub const PRE_AGGREGATED: [&str; 5] = ["count_star", "count", "sum", "min", "max"];
+
+fn pre_aggregated(e: &Expr) -> bool {
+    matches!(e, Expr::Function { name, is_operator: false, .. }
+        if PRE_AGGREGATED.contains(&name.to_ascii_lowercase().as_str()))
+}
+
+/// The tree of an expression under `v` that reads as `want` (the first found: any one reads the
+/// same).
+fn expression_tree(v: &Value, want: &Expr) -> Result<Option<Value>> {
     match v {
         Value::Object(o) => {
-            if o.get("class").and_then(Value::as_str) == Some("FUNCTION")
-                && o.get("distinct") == Some(&Value::Bool(true))
-            {
-                if let Some(arg) = o.get("children").and_then(|c| c.as_array()).and_then(|c| c.first()) {
-                    let read: RawExpr = serde_json::from_value(arg.clone()).map_err(|e| Error::Parse(e.to_string()))?;
-                    return Ok((expr(read)? == *x).then(|| arg.clone()));
+            if o.contains_key("class") {
+                let read = serde_json::from_value::<RawExpr>(v.clone()).ok().and_then(|r| expr(r).ok());
+                if read.as_ref() == Some(want) {
+                    return Ok(Some(v.clone()));
                 }
             }
             for child in o.values() {
-                if let Some(found) = distinct_argument(child, x)? {
+                if let Some(found) = expression_tree(child, want)? {
                     return Ok(Some(found));
                 }
             }
@@ -401,7 +437,7 @@ fn distinct_argument(v: &Value, x: &Expr) -> Result<Option<Value>> {
         }
         Value::Array(a) => {
             for child in a {
-                if let Some(found) = distinct_argument(child, x)? {
+                if let Some(found) = expression_tree(child, want)? {
                     return Ok(Some(found));
                 }
             }
@@ -770,7 +806,10 @@ fn operand_branches(operand: Value, ctes: &[Cte]) -> Result<Vec<UnionBranch>> {
 fn set_operation(node: RawNode, outer_ctes: &[Cte]) -> Result<Select> {
     let mut node = node;
     let ctes = with_ctes(std::mem::take(&mut node.cte_map), outer_ctes)?;
-    let mut presentation = modifiers(std::mem::take(&mut node.modifiers))?;
+    let (mut presentation, on) = modifiers(std::mem::take(&mut node.modifiers))?;
+    if !on.is_empty() {
+        return unsupported("DISTINCT ON over a set operation");
+    }
     let (branches, compared) = match node.setop_type.as_str() {
         "INTERSECT" | "EXCEPT" => {
             let intersect = node.setop_type == "INTERSECT";
@@ -824,7 +863,7 @@ fn select_node(node: RawNode, outer_ctes: &[Cte]) -> Result<Select> {
     }
     let ctes = with_ctes(node.cte_map, outer_ctes)?;
     let ctes = &ctes[..];
-    let mut presentation = modifiers(node.modifiers)?;
+    let (mut presentation, distinct_on) = modifiers(node.modifiers)?;
     presentation.having = node.having.map(expr).transpose()?;
     if node.qualify.is_some() {
         return unsupported("QUALIFY");
@@ -850,7 +889,7 @@ fn select_node(node: RawNode, outer_ctes: &[Cte]) -> Result<Select> {
         Some(w) => split_semi_joins(w)?,
         None => (None, vec![]),
     };
-    Ok(Select {
+    let select = Select {
         items,
         from,
         semi_joins,
@@ -860,7 +899,12 @@ fn select_node(node: RawNode, outer_ctes: &[Cte]) -> Result<Select> {
         group_by_all,
         grouping_sets,
         presentation,
-    })
+    };
+    if distinct_on.is_empty() {
+        Ok(select)
+    } else {
+        distinct_on_as_groups(select, distinct_on)
+    }
 }
 
 /// DuckDB's `group_sets` (each set as positions in the GROUP BY expressions, ROLLUP and CUBE
@@ -890,9 +934,11 @@ fn grouping_sets(raw: &[Value], expressions: usize) -> Result<Option<Vec<Vec<usi
     Ok(Some(sets))
 }
 
-/// DISTINCT, ORDER BY and LIMIT/OFFSET, in the order DuckDB's parser writes them.
-fn modifiers(mods: Vec<RawModifier>) -> Result<crate::ast::Presentation<Expr>> {
+/// DISTINCT, ORDER BY and LIMIT/OFFSET, in the order DuckDB's parser writes them, and the
+/// expressions of a DISTINCT ON (empty for none).
+fn modifiers(mods: Vec<RawModifier>) -> Result<(crate::ast::Presentation<Expr>, Vec<Expr>)> {
     let mut p = crate::ast::Presentation::default();
+    let mut on = Vec::new();
     let mut stage = 0; // DISTINCT, then ORDER BY, then LIMIT: anything else is a nesting we do not model
     for m in mods {
         let at = match m.kind.as_str() {
@@ -907,7 +953,9 @@ fn modifiers(mods: Vec<RawModifier>) -> Result<crate::ast::Presentation<Expr>> {
         }
         stage = at;
         match at {
-            1 if !m.distinct_on_targets.is_empty() => return unsupported("DISTINCT ON"),
+            1 if !m.distinct_on_targets.is_empty() => {
+                on = m.distinct_on_targets.into_iter().map(raw_expr).collect::<Result<_>>()?;
+            }
             1 => p.distinct = true,
             2 => {
                 for o in m.orders {
@@ -920,7 +968,90 @@ fn modifiers(mods: Vec<RawModifier>) -> Result<crate::ast::Presentation<Expr>> {
             }
         }
     }
-    Ok(p)
+    Ok((p, on))
+}
+
+/// An expression of the tree, read into the AST.
+fn raw_expr(v: Value) -> Result<Expr> {
+    expr(serde_json::from_value(v).map_err(|e| Error::Parse(format!("DuckDB's parse tree could not be read ({e})")))?)
+}
+
+/// `SELECT DISTINCT ON (e, ...) items ... ORDER BY o, ...` as the grouped query it is: one group
+/// per distinct `e`, whose row is the first of the group in the ORDER BY's order, read as
+/// `first(struct ORDER BY o, ...)` of a struct holding the items (and the order keys, which the
+/// result is sorted by) taken from that one row. Items that are ON expressions are the group's
+/// keys. `first` has no delta rule, so the view recomputes the groups a refresh touches. Rows
+/// tied in the order give one of them, as DuckDB's DISTINCT ON does (the choice may differ from
+/// a recompute's). Refused over a grouped query and with `*`.
+fn distinct_on_as_groups(select: Select, on: Vec<Expr>) -> Result<Select> {
+    let grouped = !select.group_by.is_empty() || select.group_by_all || select.presentation.having.is_some();
+    if grouped || select.items.iter().any(|i| contains_aggregate(&i.expr)) {
+        return unsupported("DISTINCT ON over a grouped query");
+    }
+    if select.items.iter().any(|i| matches!(i.expr, Expr::Star { .. })) {
+        return unsupported("DISTINCT ON with * (list the columns)");
+    }
+    // An ORDER BY key naming an output (by alias or 1-based position) is that item's expression.
+    let aliases: Vec<Option<String>> = select.items.iter().map(|i| i.alias.clone()).collect();
+    let output = |k: &Expr| -> Option<usize> {
+        match k {
+            Expr::Column(parts) if parts.len() == 1 => {
+                aliases.iter().position(|a| a.as_deref().is_some_and(|a| eq_ci(a, &parts[0])))
+            }
+            Expr::Constant(Constant::Integer(n)) => usize::try_from(*n).ok().filter(|&n| n >= 1).map(|n| n - 1),
+            _ => None,
+        }
+    };
+    let order = select.presentation.order_by.clone();
+    let mut row_order = Vec::new();
+    for o in &order {
+        let key = match output(&o.key) {
+            Some(i) => {
+                select.items.get(i).map(|i| i.expr.clone()).ok_or_else(|| Error::Parse("ORDER BY position".into()))?
+            }
+            None => o.key.clone(),
+        };
+        row_order.push(crate::ast::OrderItem { key, descending: o.descending, nulls_first: o.nulls_first });
+    }
+    let mut fields: Vec<(String, Expr)> = Vec::new();
+    for (j, item) in select.items.iter().enumerate() {
+        if !on.contains(&item.expr) {
+            fields.push((format!("c{j}"), item.expr.clone()));
+        }
+    }
+    for (j, o) in row_order.iter().enumerate() {
+        if !on.contains(&o.key) && output(&order[j].key).is_none() {
+            fields.push((format!("o{j}"), o.key.clone()));
+        }
+    }
+    let first = Expr::Aggregate(Box::new(AggCall {
+        name: "first".into(),
+        args: vec![Expr::Struct(fields.clone())],
+        distinct: false,
+        order_by: row_order.clone(),
+        filter: None,
+    }));
+    let field = |name: String| Expr::Function {
+        name: "struct_extract".into(),
+        args: vec![first.clone(), Expr::Constant(Constant::Text(name))],
+        is_operator: false,
+    };
+    let items = select
+        .items
+        .into_iter()
+        .enumerate()
+        .map(|(j, item)| {
+            let expr = if on.contains(&item.expr) { item.expr } else { field(format!("c{j}")) };
+            SelectItem { expr, alias: item.alias }
+        })
+        .collect();
+    let mut presentation = select.presentation;
+    for (j, o) in presentation.order_by.iter_mut().enumerate() {
+        if output(&o.key).is_none() && !on.contains(&o.key) {
+            o.key = field(format!("o{j}"));
+        }
+    }
+    Ok(Select { items, group_by: on, presentation, ..select })
 }
 
 /// One ORDER BY key (of the query or inside an aggregate) with its direction and NULL order.
@@ -1414,9 +1545,61 @@ mod tests {
         let aliases: Vec<_> = select.items.iter().map(|i| i.alias.clone().unwrap_or_default()).collect();
         assert_eq!(aliases, vec!["distinct_key_0", DISTINCT_VALUE]);
         assert!(tree.as_deref().is_some_and(|t| t.contains("distinct_value")));
+        // COUNT(*) beside it: counted per (g, x) row in the subquery, the counts added up
+        let mixed = parse_select(r#"{"error":false,"statements":[{"node":{"type":"SELECT_NODE","modifiers":[],"cte_map":{"map":[]},"select_list":[{"class":"COLUMN_REF","type":"COLUMN_REF","alias":"","query_location":7,"column_names":["g"]},{"class":"FUNCTION","type":"FUNCTION","alias":"","query_location":10,"function_name":"count","schema":"","children":[{"class":"COLUMN_REF","type":"COLUMN_REF","alias":"","query_location":25,"column_names":["x"]}],"filter":null,"order_bys":{"type":"ORDER_MODIFIER","orders":[]},"distinct":true,"is_operator":false,"export_state":false,"catalog":""},{"class":"FUNCTION","type":"FUNCTION","alias":"n","query_location":29,"function_name":"count_star","schema":"","children":[],"filter":null,"order_bys":{"type":"ORDER_MODIFIER","orders":[]},"distinct":false,"is_operator":false,"export_state":false,"catalog":""}],"from_table":{"type":"BASE_TABLE","alias":"","sample":null,"query_location":48,"schema_name":"","table_name":"t","column_name_alias":[],"catalog_name":"","at_clause":null},"where_clause":null,"group_expressions":[{"class":"COLUMN_REF","type":"COLUMN_REF","alias":"","query_location":59,"column_names":["g"]}],"group_sets":[[0]],"aggregate_handling":"STANDARD_HANDLING","having":null,"sample":null,"qualify":null},"named_param_map":[]}]}"#).unwrap().by_values.expect("an alternative");
+        let sum = Expr::Function { name: "sum".into(), args: vec![stage("distinct_pre_0")], is_operator: false };
+        assert_eq!(mixed.items[2].expr, Expr::Coalesce(vec![sum, Expr::Constant(Constant::Integer(0))]));
+        let FromItem::Subquery { select, .. } = &mixed.from else { panic!("a subquery") };
+        assert_eq!(select.items[2].alias.as_deref(), Some("distinct_pre_0"));
         // two DISTINCT arguments, or a column that is no key: no alternative
         assert!(parse_select(r#"{"error":false,"statements":[{"node":{"type":"SELECT_NODE","modifiers":[],"cte_map":{"map":[]},"select_list":[{"class":"COLUMN_REF","type":"COLUMN_REF","alias":"","query_location":7,"column_names":["g"]},{"class":"FUNCTION","type":"FUNCTION","alias":"","query_location":10,"function_name":"count","schema":"","children":[{"class":"COLUMN_REF","type":"COLUMN_REF","alias":"","query_location":25,"column_names":["x"]}],"filter":null,"order_bys":{"type":"ORDER_MODIFIER","orders":[]},"distinct":true,"is_operator":false,"export_state":false,"catalog":""},{"class":"FUNCTION","type":"FUNCTION","alias":"","query_location":29,"function_name":"count","schema":"","children":[{"class":"COLUMN_REF","type":"COLUMN_REF","alias":"","query_location":44,"column_names":["y"]}],"filter":null,"order_bys":{"type":"ORDER_MODIFIER","orders":[]},"distinct":true,"is_operator":false,"export_state":false,"catalog":""}],"from_table":{"type":"BASE_TABLE","alias":"","sample":null,"query_location":52,"schema_name":"","table_name":"t","column_name_alias":[],"catalog_name":"","at_clause":null},"where_clause":null,"group_expressions":[{"class":"COLUMN_REF","type":"COLUMN_REF","alias":"","query_location":63,"column_names":["g"]}],"group_sets":[[0]],"aggregate_handling":"STANDARD_HANDLING","having":null,"sample":null,"qualify":null},"named_param_map":[]}]}"#).unwrap().by_values.is_none());
         assert!(parse_select(r#"{"error":false,"statements":[{"node":{"type":"SELECT_NODE","modifiers":[],"cte_map":{"map":[]},"select_list":[{"class":"COLUMN_REF","type":"COLUMN_REF","alias":"","query_location":7,"column_names":["g"]},{"class":"FUNCTION","type":"FUNCTION","alias":"","query_location":10,"function_name":"count","schema":"","children":[{"class":"COLUMN_REF","type":"COLUMN_REF","alias":"","query_location":25,"column_names":["x"]}],"filter":null,"order_bys":{"type":"ORDER_MODIFIER","orders":[]},"distinct":true,"is_operator":false,"export_state":false,"catalog":""},{"class":"COLUMN_REF","type":"COLUMN_REF","alias":"","query_location":29,"column_names":["y"]}],"from_table":{"type":"BASE_TABLE","alias":"","sample":null,"query_location":36,"schema_name":"","table_name":"t","column_name_alias":[],"catalog_name":"","at_clause":null},"where_clause":null,"group_expressions":[{"class":"COLUMN_REF","type":"COLUMN_REF","alias":"","query_location":47,"column_names":["g"]}],"group_sets":[[0]],"aggregate_handling":"STANDARD_HANDLING","having":null,"sample":null,"qualify":null},"named_param_map":[]}]}"#).unwrap().by_values.is_none());
+    }
+
+    #[test]
+    fn distinct_on_is_the_first_row_of_each_group() {
+        let item = |e: Expr, alias: Option<&str>| SelectItem { expr: e, alias: alias.map(str::to_string) };
+        let order = |k: Expr, descending: Option<bool>| crate::ast::OrderItem { key: k, descending, nulls_first: None };
+        // SELECT DISTINCT ON (g) g, x AS v FROM t ORDER BY g, y DESC
+        let select = Select {
+            items: vec![item(col(&["g"]), None), item(col(&["x"]), Some("v"))],
+            from: FromItem::Table { name: TableName { catalog: None, schema: None, name: "t".into() }, alias: None },
+            where_clause: None,
+            group_by: vec![],
+            group_by_all: false,
+            grouping_sets: None,
+            presentation: crate::ast::Presentation {
+                order_by: vec![order(col(&["g"]), None), order(col(&["y"]), Some(true))],
+                ..Default::default()
+            },
+            semi_joins: vec![],
+            by_values: None,
+        };
+        let g = distinct_on_as_groups(select.clone(), vec![col(&["g"])]).unwrap();
+        assert_eq!(g.group_by, vec![col(&["g"])]);
+        assert_eq!(g.items[0].expr, col(&["g"]));
+        let first = Expr::Aggregate(Box::new(AggCall {
+            name: "first".into(),
+            args: vec![Expr::Struct(vec![("c1".into(), col(&["x"])), ("o1".into(), col(&["y"]))])],
+            distinct: false,
+            order_by: vec![order(col(&["g"]), None), order(col(&["y"]), Some(true))],
+            filter: None,
+        }));
+        let field = |n: &str| Expr::Function {
+            name: "struct_extract".into(),
+            args: vec![first.clone(), Expr::Constant(Constant::Text(n.into()))],
+            is_operator: false,
+        };
+        assert_eq!(g.items[1].expr, field("c1"));
+        assert_eq!(g.items[1].alias.as_deref(), Some("v"));
+        // the result is sorted by the key and by the chosen row's y
+        assert_eq!(g.presentation.order_by[0].key, col(&["g"]));
+        assert_eq!(g.presentation.order_by[1].key, field("o1"));
+        // over a grouped query, or with *: refused
+        let grouped = Select { group_by: vec![col(&["g"])], ..select.clone() };
+        assert!(distinct_on_as_groups(grouped, vec![col(&["g"])]).unwrap_err().to_string().contains("grouped"));
+        let star = Select { items: vec![item(Expr::Star { relation: None }, None)], ..select };
+        assert!(distinct_on_as_groups(star, vec![col(&["g"])]).unwrap_err().to_string().contains("*"));
     }
 
     #[test]
@@ -1506,8 +1689,10 @@ mod tests {
             )
         };
         let err = |extra: &str| parse_select(&node(extra)).unwrap_err().to_string();
-        assert!(err(r#""modifiers":[{"type":"DISTINCT_MODIFIER","distinct_on_targets":[{"class":"COLUMN_REF","column_names":["a"]}]}],"#)
-            .contains("DISTINCT ON"));
+        // DISTINCT ON (a) a: one group per a
+        let on = r#""modifiers":[{"type":"DISTINCT_MODIFIER","distinct_on_targets":[{"class":"COLUMN_REF","column_names":["a"]}]}],"#;
+        let grouped = parse_select(&node(on)).unwrap();
+        assert_eq!((grouped.group_by, grouped.presentation.distinct), (vec![col(&["a"])], false));
         assert!(err(r#""modifiers":[{"type":"LIMIT_PERCENT_MODIFIER"}],"#).contains("PERCENT"));
         assert!(err(r#""modifiers":[{"type":"ORDER_MODIFIER"},{"type":"DISTINCT_MODIFIER"}],"#).contains("order"));
         let limit = |n: &str| format!(r#""modifiers":[{{"type":"LIMIT_MODIFIER","limit":{n}}}],"#);
