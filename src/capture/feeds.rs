@@ -462,6 +462,11 @@ pub struct Bookkeeping {
 }
 
 impl Bookkeeping {
+    /// Saves this feed's row too (a feed on the refreshed view, whose pending batch it wrote).
+    pub fn save(&mut self, feed: i64) {
+        self.feeds.push(feed);
+    }
+
     /// Writes the cursor moves and saves the feeds named, with their state in `feeds` (the
     /// state after everything the refresh did to them).
     pub fn flush<'a>(

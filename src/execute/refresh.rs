@@ -922,9 +922,10 @@ fn finish(
             false
         }
     };
+    let mut book = feeds::Bookkeeping::default();
     for f in readers.iter_mut() {
         if recorded {
-            f.save(db)?;
+            book.save(f.id);
         } else {
             feeds::rebuild(db, f, &SourceKind::Recorded, &at.schema, &at.name)?;
         }
@@ -935,7 +936,6 @@ fn finish(
         super::attach(db, &p.c.q, &at, &at.catalog)?;
     }
     let mut round = round;
-    let mut book = feeds::Bookkeeping::default();
     for i in p.inputs.iter_mut() {
         feeds::commit(db, &mut i.feed, &i.fresh, &at.schema, &at.name, true, !i.round_owned, Some(&mut book))?;
         if i.round_owned {
@@ -947,7 +947,7 @@ fn finish(
             feeds::switch_source(db, &mut i.feed, kind)?;
         }
     }
-    book.flush(db, &at.schema, &at.name, p.inputs.iter().map(|i| &i.feed))?;
+    book.flush(db, &at.schema, &at.name, p.inputs.iter().map(|i| &i.feed).chain(readers.iter()))?;
     let apply_ms = apply_started.elapsed().as_secs_f64() * 1000.0;
     let counts = match p.mode {
         Mode::Incremental | Mode::GroupRecompute => p.counts(),
