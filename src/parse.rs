@@ -1002,6 +1002,16 @@ fn distinct_on_as_groups(select: Select, on: Vec<Expr>) -> Result<Select> {
             _ => None,
         }
     };
+    // ON targets naming an output, as in ORDER BY, are that item's expression.
+    let on: Vec<Expr> = on
+        .into_iter()
+        .map(|e| match output(&e) {
+            Some(i) => {
+                select.items.get(i).map(|i| i.expr.clone()).ok_or_else(|| Error::Parse("DISTINCT ON position".into()))
+            }
+            None => Ok(e),
+        })
+        .collect::<Result<_>>()?;
     let order = select.presentation.order_by.clone();
     let mut row_order = Vec::new();
     for o in &order {
@@ -1011,7 +1021,10 @@ fn distinct_on_as_groups(select: Select, on: Vec<Expr>) -> Result<Select> {
             }
             None => o.key.clone(),
         };
-        row_order.push(crate::ast::OrderItem { key, descending: o.descending, nulls_first: o.nulls_first });
+        // A constant orders nothing (and DuckDB refuses one inside an aggregate's ORDER BY).
+        if !matches!(key, Expr::Constant(_)) {
+            row_order.push(crate::ast::OrderItem { key, descending: o.descending, nulls_first: o.nulls_first });
+        }
     }
     let mut fields: Vec<(String, Expr)> = Vec::new();
     for (j, item) in select.items.iter().enumerate() {
@@ -1019,8 +1032,8 @@ fn distinct_on_as_groups(select: Select, on: Vec<Expr>) -> Result<Select> {
             fields.push((format!("c{j}"), item.expr.clone()));
         }
     }
-    for (j, o) in row_order.iter().enumerate() {
-        if !on.contains(&o.key) && output(&order[j].key).is_none() {
+    for (j, o) in order.iter().enumerate() {
+        if !on.contains(&o.key) && output(&o.key).is_none() && !matches!(o.key, Expr::Constant(_)) {
             fields.push((format!("o{j}"), o.key.clone()));
         }
     }
@@ -1047,7 +1060,7 @@ fn distinct_on_as_groups(select: Select, on: Vec<Expr>) -> Result<Select> {
         .collect();
     let mut presentation = select.presentation;
     for (j, o) in presentation.order_by.iter_mut().enumerate() {
-        if output(&o.key).is_none() && !on.contains(&o.key) {
+        if output(&o.key).is_none() && !on.contains(&o.key) && !matches!(o.key, Expr::Constant(_)) {
             o.key = field(format!("o{j}"));
         }
     }
