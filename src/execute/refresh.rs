@@ -799,7 +799,7 @@ impl Prepared {
             // The exact DOUBLE split at once: these are the touched groups only.
             let rows = render::rows_of_groups(q, &self.full_sql(), &keys);
             db.execute(&render::insert_into(data, &render::aggregate_fill_exact(q, &rows)))?;
-            match (readers.as_deref_mut(), before) {
+            match (readers, before) {
                 (Some(r), Some(before)) => self.shown_after(db, r, &keys, before),
                 _ => Ok(()),
             }
