@@ -26,6 +26,10 @@ pub struct Select {
     /// DISTINCT aggregates of one argument (`parse::distinct_by_values`); the binder takes it
     /// when the catalog confirms that no other call is an aggregate.
     pub by_values: Option<Box<Select>>,
+    /// `DISTINCT ON (...)` of a query whose select list has a `*`: the binder expands the `*`
+    /// and reads the query as groups (`parse::distinct_on_as_groups`); empty otherwise (the
+    /// parser reads it itself).
+    pub distinct_on: Vec<Expr>,
 }
 
 /// A WHERE conjunct whose subquery the binder turns into an inner join with a stage.

@@ -159,6 +159,11 @@ fn bind_error<T>(msg: String) -> Result<T> {
 /// projections and grouped sums and counts of a bag union are the union (per group, the sum) of
 /// the same over each branch; the stored result and its merge are the one query's.
 pub fn bind(mut select: Select, catalog: &dyn Catalog) -> Result<ViewQuery> {
+    if !select.distinct_on.is_empty() {
+        let on = std::mem::take(&mut select.distinct_on);
+        let items = expanded_items(&select, catalog)?;
+        return bind(crate::parse::distinct_on_as_groups(Select { items, ..select }, on)?, catalog);
+    }
     if let Some(by_values) = select.by_values.take() {
         if !calls_other_aggregates(&select, catalog)? {
             return bind(*by_values, catalog);
@@ -186,6 +191,55 @@ pub fn bind(mut select: Select, catalog: &dyn Catalog) -> Result<ViewQuery> {
     let mut q = union_of(parts)?;
     q.compared = compared;
     Ok(q)
+}
+
+/// The select list with each `*` written out as the columns it stands for, by the names the
+/// query sees them under (`alias.column`), from a scratch bind of the FROM clause.
+fn expanded_items(select: &Select, catalog: &dyn Catalog) -> Result<Vec<SelectItem>> {
+    let mut scratch = Scope::default();
+    flatten(select.from.clone(), catalog, &mut scratch, &mut Vec::new())?;
+    let mut items = Vec::new();
+    for item in &select.items {
+        let Expr::Star { relation } = &item.expr else {
+            items.push(item.clone());
+            continue;
+        };
+        let relations: Vec<Relation> = match relation {
+            None => scratch.relations.clone(),
+            Some(r) => match (scratch.derived.iter().position(|d| eq_ci(&d.alias, r)), scratch.visible_leaf(r)) {
+                (Some(d), _) => vec![Relation::Derived(d)],
+                (None, Some(i)) => vec![Relation::Leaf(i)],
+                (None, None) => return bind_error(format!("no table named '{r}' in the FROM clause")),
+            },
+        };
+        let column = |alias: &str, name: &str| SelectItem {
+            expr: Expr::Column(vec![alias.to_string(), name.to_string()]),
+            alias: Some(name.to_string()),
+        };
+        for rel in relations {
+            match rel {
+                Relation::Leaf(i) => {
+                    let leaf = &scratch.leaves[i];
+                    for c in &leaf.columns {
+                        if relation.is_none() && scratch.star_hidden.iter().any(|(l, n)| *l == i && n == &c.name) {
+                            continue;
+                        }
+                        items.push(column(&leaf.alias, &c.name));
+                    }
+                }
+                Relation::Derived(d) => {
+                    let derived = &scratch.derived[d];
+                    for (name, _) in &derived.columns {
+                        let Some(name) = name else {
+                            return Err(Error::Unsupported("DISTINCT ON with * over a column without a name".into()));
+                        };
+                        items.push(column(&derived.alias, name));
+                    }
+                }
+            }
+        }
+    }
+    Ok(items)
 }
 
 /// Whether the select list, HAVING or ORDER BY calls an aggregate function other than the
@@ -262,6 +316,7 @@ fn branch_subquery(branch: UnionBranch) -> Select {
         presentation: Presentation::default(),
         semi_joins: vec![],
         by_values: None,
+        distinct_on: vec![],
     }
 }
 
@@ -1422,6 +1477,7 @@ pub mod tests {
             presentation: Default::default(),
             semi_joins: vec![],
             by_values: None,
+            distinct_on: vec![],
         }
     }
 
@@ -1534,6 +1590,7 @@ pub mod tests {
                 presentation: Default::default(),
                 semi_joins: vec![],
                 by_values: None,
+                distinct_on: vec![],
             },
             tree: String::new(),
             side: 0,
@@ -1592,6 +1649,7 @@ pub mod tests {
             presentation: Default::default(),
             semi_joins: vec![],
             by_values: None,
+            distinct_on: vec![],
         };
         let sub =
             FromItem::Subquery { select: Box::new(inner.clone()), alias: "s".into(), columns: vec![], tree: None };
@@ -1608,6 +1666,7 @@ pub mod tests {
             presentation: Default::default(),
             semi_joins: vec![],
             by_values: None,
+            distinct_on: vec![],
         };
         let q = bind(outer, &cat).unwrap();
         // the outer leaf keeps its alias; the inner fact (also aliased f) is renamed
@@ -1723,6 +1782,7 @@ pub mod tests {
             presentation: Default::default(),
             semi_joins: vec![],
             by_values: None,
+            distinct_on: vec![],
         }
     }
 
@@ -1796,6 +1856,7 @@ pub mod tests {
             presentation: Default::default(),
             semi_joins: vec![],
             by_values: None,
+            distinct_on: vec![],
         };
         let q = bind(select(vec![at(), func("sum", vec![col("e", "amount")])], vec![at()]), &cat).unwrap();
         let Shape::Grouped { aggregates, .. } = q.shape else { panic!() };

@@ -405,6 +405,7 @@ fn distinct_by_values(tree: &Value, select: &Select) -> Result<Option<Select>> {
         presentation,
         semi_joins: vec![],
         by_values: None,
+        distinct_on: vec![],
     }))
 }
 
@@ -850,6 +851,7 @@ fn set_operation(node: RawNode, outer_ctes: &[Cte]) -> Result<Select> {
         presentation,
         semi_joins: vec![],
         by_values: None,
+        distinct_on: vec![],
     })
 }
 
@@ -894,6 +896,7 @@ fn select_node(node: RawNode, outer_ctes: &[Cte]) -> Result<Select> {
         from,
         semi_joins,
         by_values: None,
+        distinct_on: vec![],
         where_clause: where_clause.map(expr).transpose()?,
         group_by: node.group_expressions.into_iter().map(expr).collect::<Result<_>>()?,
         group_by_all,
@@ -902,6 +905,9 @@ fn select_node(node: RawNode, outer_ctes: &[Cte]) -> Result<Select> {
     };
     if distinct_on.is_empty() {
         Ok(select)
+    } else if select.items.iter().any(|i| matches!(i.expr, Expr::Star { .. })) {
+        // The binder expands the * first.
+        Ok(Select { distinct_on, ..select })
     } else {
         distinct_on_as_groups(select, distinct_on)
     }
@@ -982,8 +988,8 @@ fn raw_expr(v: Value) -> Result<Expr> {
 /// result is sorted by) taken from that one row. Items that are ON expressions are the group's
 /// keys. `first` has no delta rule, so the view recomputes the groups a refresh touches. Rows
 /// tied in the order give one of them, as DuckDB's DISTINCT ON does (the choice may differ from
-/// a recompute's). Refused over a grouped query and with `*`.
-fn distinct_on_as_groups(select: Select, on: Vec<Expr>) -> Result<Select> {
+/// a recompute's). Refused over a grouped query and with `*` (which the binder expands first).
+pub fn distinct_on_as_groups(select: Select, on: Vec<Expr>) -> Result<Select> {
     let grouped = !select.group_by.is_empty() || select.group_by_all || select.presentation.having.is_some();
     if grouped || select.items.iter().any(|i| contains_aggregate(&i.expr)) {
         return unsupported("DISTINCT ON over a grouped query");
@@ -1587,6 +1593,7 @@ mod tests {
             },
             semi_joins: vec![],
             by_values: None,
+            distinct_on: vec![],
         };
         let g = distinct_on_as_groups(select.clone(), vec![col(&["g"])]).unwrap();
         assert_eq!(g.group_by, vec![col(&["g"])]);

@@ -249,6 +249,7 @@ pub fn bind_assignments(
         presentation: Default::default(),
         semi_joins: vec![],
         by_values: None,
+        distinct_on: vec![],
     };
     let q = bind(values, cat).map_err(|e| in_fragment("assignments", e))?;
     let Shape::Bag { outputs, .. } = q.shape else {
@@ -489,6 +490,7 @@ mod tests {
             presentation: Default::default(),
             semi_joins: vec![],
             by_values: None,
+            distinct_on: vec![],
         }
     }
 
