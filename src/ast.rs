@@ -32,6 +32,24 @@ pub struct Select {
     pub distinct_on: Vec<Expr>,
 }
 
+impl Select {
+    /// `SELECT items FROM from`, with nothing else.
+    pub fn plain(items: Vec<SelectItem>, from: FromItem) -> Select {
+        Select {
+            items,
+            from,
+            where_clause: None,
+            group_by: vec![],
+            group_by_all: false,
+            grouping_sets: None,
+            presentation: Presentation::default(),
+            semi_joins: vec![],
+            by_values: None,
+            distinct_on: vec![],
+        }
+    }
+}
+
 /// A WHERE conjunct whose subquery the binder turns into an inner join with a stage.
 #[derive(Clone, Debug, PartialEq)]
 pub enum SubqueryJoin {

@@ -134,6 +134,18 @@ enum Relation {
 }
 
 impl Scope {
+    /// The relations a `*` (or `alias.*`) stands for.
+    fn star_relations(&self, relation: Option<&str>) -> Result<Vec<Relation>> {
+        Ok(match relation {
+            None => self.relations.clone(),
+            Some(r) => match (self.derived.iter().position(|d| eq_ci(&d.alias, r)), self.visible_leaf(r)) {
+                (Some(d), _) => vec![Relation::Derived(d)],
+                (None, Some(i)) => vec![Relation::Leaf(i)],
+                (None, None) => return bind_error(format!("no table named '{r}' in the FROM clause")),
+            },
+        })
+    }
+
     fn alias_taken(&self, alias: &str) -> bool {
         self.leaves.iter().zip(&self.visible).any(|(l, v)| *v && eq_ci(&l.alias, alias))
             || self.derived.iter().any(|d| eq_ci(&d.alias, alias))
@@ -204,14 +216,7 @@ fn expanded_items(select: &Select, catalog: &dyn Catalog) -> Result<Vec<SelectIt
             items.push(item.clone());
             continue;
         };
-        let relations: Vec<Relation> = match relation {
-            None => scratch.relations.clone(),
-            Some(r) => match (scratch.derived.iter().position(|d| eq_ci(&d.alias, r)), scratch.visible_leaf(r)) {
-                (Some(d), _) => vec![Relation::Derived(d)],
-                (None, Some(i)) => vec![Relation::Leaf(i)],
-                (None, None) => return bind_error(format!("no table named '{r}' in the FROM clause")),
-            },
-        };
+        let relations = scratch.star_relations(relation.as_deref())?;
         let column = |alias: &str, name: &str| SelectItem {
             expr: Expr::Column(vec![alias.to_string(), name.to_string()]),
             alias: Some(name.to_string()),
@@ -301,23 +306,13 @@ fn replace_first_union(from: &mut FromItem, with: FromItem) {
 /// A UNION ALL branch as the query reads it: all its columns, through a subquery (flattened, or
 /// a stage when the branch groups).
 fn branch_subquery(branch: UnionBranch) -> Select {
-    Select {
-        items: vec![SelectItem { expr: Expr::Star { relation: None }, alias: None }],
-        from: FromItem::Subquery {
-            select: Box::new(branch.select),
-            alias: "openivm_branch".into(),
-            columns: vec![],
-            tree: Some(branch.tree),
-        },
-        where_clause: None,
-        group_by: vec![],
-        group_by_all: false,
-        grouping_sets: None,
-        presentation: Presentation::default(),
-        semi_joins: vec![],
-        by_values: None,
-        distinct_on: vec![],
-    }
+    let from = FromItem::Subquery {
+        select: Box::new(branch.select),
+        alias: "openivm_branch".into(),
+        columns: vec![],
+        tree: Some(branch.tree),
+    };
+    Select::plain(vec![SelectItem { expr: Expr::Star { relation: None }, alias: None }], from)
 }
 
 /// A union's columns (name, if the query can name it, and DuckDB type) and each branch's own
@@ -983,14 +978,7 @@ pub(crate) fn contains_aggregate(e: &Expr) -> bool {
 }
 
 fn expand_star(scope: &Scope, relation: Option<&str>) -> Result<Vec<(Expr, Option<String>)>> {
-    let relations: Vec<Relation> = match relation {
-        None => scope.relations.clone(),
-        Some(r) => match (scope.derived.iter().position(|d| eq_ci(&d.alias, r)), scope.visible_leaf(r)) {
-            (Some(d), _) => vec![Relation::Derived(d)],
-            (None, Some(i)) => vec![Relation::Leaf(i)],
-            (None, None) => return bind_error(format!("no table named '{r}' in the FROM clause")),
-        },
-    };
+    let relations = scope.star_relations(relation)?;
     let mut out = Vec::new();
     for rel in relations {
         match rel {

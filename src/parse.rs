@@ -390,23 +390,14 @@ fn distinct_by_values(tree: &Value, select: &Select) -> Result<Option<Select>> {
     node["modifiers"] = Value::Array(vec![]);
     node["having"] = Value::Null;
     let inner = select_node(statement(stage.clone())?.node, &[])?;
-    Ok(Some(Select {
-        items,
-        from: FromItem::Subquery {
-            select: Box::new(inner),
-            alias: DISTINCT_STAGE.to_string(),
-            columns: vec![],
-            tree: Some(statement_tree(&stage)),
-        },
-        where_clause: None,
-        group_by: (0..keys.len()).map(|i| column(&key_name(i))).collect(),
-        group_by_all: false,
-        grouping_sets: None,
-        presentation,
-        semi_joins: vec![],
-        by_values: None,
-        distinct_on: vec![],
-    }))
+    let from = FromItem::Subquery {
+        select: Box::new(inner),
+        alias: DISTINCT_STAGE.to_string(),
+        columns: vec![],
+        tree: Some(statement_tree(&stage)),
+    };
+    let group_by = (0..keys.len()).map(|i| column(&key_name(i))).collect();
+    Ok(Some(Select { group_by, presentation, ..Select::plain(items, from) }))
 }
 
 /// The plain aggregate calls `distinct_by_values` aggregates in its subquery first (their
@@ -841,18 +832,9 @@ fn set_operation(node: RawNode, outer_ctes: &[Cte]) -> Result<Select> {
             (branches, None)
         }
     };
-    Ok(Select {
-        items: vec![SelectItem { expr: Expr::Star { relation: None }, alias: None }],
-        from: FromItem::Union { branches, alias: "unnamed_subquery".into(), columns: vec![], compared },
-        where_clause: None,
-        group_by: vec![],
-        group_by_all: false,
-        grouping_sets: None,
-        presentation,
-        semi_joins: vec![],
-        by_values: None,
-        distinct_on: vec![],
-    })
+    let items = vec![SelectItem { expr: Expr::Star { relation: None }, alias: None }];
+    let from = FromItem::Union { branches, alias: "unnamed_subquery".into(), columns: vec![], compared };
+    Ok(Select { presentation, ..Select::plain(items, from) })
 }
 
 fn select_node(node: RawNode, outer_ctes: &[Cte]) -> Result<Select> {
