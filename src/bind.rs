@@ -134,16 +134,37 @@ enum Relation {
 }
 
 impl Scope {
-    /// The relations a `*` (or `alias.*`) stands for.
-    fn star_relations(&self, relation: Option<&str>) -> Result<Vec<Relation>> {
-        Ok(match relation {
+    /// The columns a `*` (or `alias.*`) stands for, in order: the relation each comes from, its
+    /// name (None for a subquery's column the query cannot name) and its expression. An
+    /// unqualified `*` leaves out the columns a USING join hides.
+    fn star_columns(&self, relation: Option<&str>) -> Result<Vec<(Relation, Option<String>, Expr)>> {
+        let relations = match relation {
             None => self.relations.clone(),
             Some(r) => match (self.derived.iter().position(|d| eq_ci(&d.alias, r)), self.visible_leaf(r)) {
                 (Some(d), _) => vec![Relation::Derived(d)],
                 (None, Some(i)) => vec![Relation::Leaf(i)],
                 (None, None) => return bind_error(format!("no table named '{r}' in the FROM clause")),
             },
-        })
+        };
+        let mut out = Vec::new();
+        for rel in relations {
+            match rel {
+                Relation::Leaf(i) => {
+                    for c in &self.leaves[i].columns {
+                        if relation.is_none() && self.star_hidden.iter().any(|(l, n)| *l == i && n == &c.name) {
+                            continue;
+                        }
+                        out.push((rel, Some(c.name.clone()), Expr::Bound { leaf: i, column: c.name.clone() }));
+                    }
+                }
+                Relation::Derived(d) => {
+                    for (name, e) in &self.derived[d].columns {
+                        out.push((rel, name.clone(), e.clone()));
+                    }
+                }
+            }
+        }
+        Ok(out)
     }
 
     fn alias_taken(&self, alias: &str) -> bool {
@@ -216,32 +237,15 @@ fn expanded_items(select: &Select, catalog: &dyn Catalog) -> Result<Vec<SelectIt
             items.push(item.clone());
             continue;
         };
-        let relations = scratch.star_relations(relation.as_deref())?;
-        let column = |alias: &str, name: &str| SelectItem {
-            expr: Expr::Column(vec![alias.to_string(), name.to_string()]),
-            alias: Some(name.to_string()),
-        };
-        for rel in relations {
-            match rel {
-                Relation::Leaf(i) => {
-                    let leaf = &scratch.leaves[i];
-                    for c in &leaf.columns {
-                        if relation.is_none() && scratch.star_hidden.iter().any(|(l, n)| *l == i && n == &c.name) {
-                            continue;
-                        }
-                        items.push(column(&leaf.alias, &c.name));
-                    }
-                }
-                Relation::Derived(d) => {
-                    let derived = &scratch.derived[d];
-                    for (name, _) in &derived.columns {
-                        let Some(name) = name else {
-                            return Err(Error::Unsupported("DISTINCT ON with * over a column without a name".into()));
-                        };
-                        items.push(column(&derived.alias, name));
-                    }
-                }
-            }
+        for (rel, name, _) in scratch.star_columns(relation.as_deref())? {
+            let Some(name) = name else {
+                return Err(Error::Unsupported("DISTINCT ON with * over a column without a name".into()));
+            };
+            let alias = match rel {
+                Relation::Leaf(i) => &scratch.leaves[i].alias,
+                Relation::Derived(d) => &scratch.derived[d].alias,
+            };
+            items.push(SelectItem { expr: Expr::Column(vec![alias.clone(), name.clone()]), alias: Some(name) });
         }
     }
     Ok(items)
@@ -978,26 +982,11 @@ pub(crate) fn contains_aggregate(e: &Expr) -> bool {
 }
 
 fn expand_star(scope: &Scope, relation: Option<&str>) -> Result<Vec<(Expr, Option<String>)>> {
-    let relations = scope.star_relations(relation)?;
-    let mut out = Vec::new();
-    for rel in relations {
-        match rel {
-            Relation::Leaf(i) => {
-                for c in &scope.leaves[i].columns {
-                    if relation.is_none() && scope.star_hidden.iter().any(|(l, n)| *l == i && n == &c.name) {
-                        continue;
-                    }
-                    out.push((Expr::Bound { leaf: i, column: c.name.clone() }, None));
-                }
-            }
-            Relation::Derived(d) => {
-                for (name, e) in &scope.derived[d].columns {
-                    out.push((e.clone(), name.clone()));
-                }
-            }
-        }
-    }
-    Ok(out)
+    Ok(scope
+        .star_columns(relation)?
+        .into_iter()
+        .map(|(rel, name, e)| (e, if matches!(rel, Relation::Derived(_)) { name } else { None }))
+        .collect())
 }
 
 /// Flattens a select-project-join subquery in FROM into the outer join: its tables become

@@ -270,6 +270,14 @@ pub fn parse_select(json: &str) -> Result<Select> {
 const DISTINCT_STAGE: &str = "openivm_distinct";
 const DISTINCT_VALUE: &str = "distinct_value";
 
+/// The subquery's column of group key `i`, and of pre-aggregated call `j`.
+fn distinct_key(i: usize) -> String {
+    format!("distinct_key_{i}")
+}
+fn distinct_pre(j: usize) -> String {
+    format!("distinct_pre_{j}")
+}
+
 /// COUNT, SUM, AVG, MIN and MAX (DISTINCT x) by per-group value counts: the query `select`
 /// (whose statement's tree is `tree`) over a subquery grouped by its keys and `x`, which holds one
 /// row per distinct value of each group. Over those rows the aggregates lose their DISTINCT:
@@ -304,7 +312,7 @@ fn distinct_by_values(tree: &Value, select: &Select) -> Result<Option<Select>> {
         });
     }
     let (Some(x), false) = (x, other) else { return Ok(None) };
-    let Some(x_tree) = expression_tree(&tree["node"], &x)? else { return Ok(None) };
+    let Some(x_tree) = expression_tree(&tree["node"], &x) else { return Ok(None) };
     // Plain COUNT, SUM, MIN and MAX calls beside them are aggregated in the subquery first.
     let mut pre: Vec<Expr> = Vec::new();
     for e in &exprs {
@@ -316,7 +324,7 @@ fn distinct_by_values(tree: &Value, select: &Select) -> Result<Option<Select>> {
     }
     let mut pre_trees = Vec::new();
     for call in &pre {
-        let Some(t) = expression_tree(&tree["node"], call)? else { return Ok(None) };
+        let Some(t) = expression_tree(&tree["node"], call) else { return Ok(None) };
         pre_trees.push(t);
     }
     let key_trees: Vec<Value> = tree["node"]["group_expressions"].as_array().cloned().unwrap_or_default();
@@ -325,18 +333,17 @@ fn distinct_by_values(tree: &Value, select: &Select) -> Result<Option<Select>> {
         return Ok(None);
     }
     let column = |name: &str| Expr::Column(vec![DISTINCT_STAGE.to_string(), name.to_string()]);
-    let key_name = |i: usize| format!("distinct_key_{i}");
     // An expression over the subquery's columns, rewritten from the top (a DISTINCT call
     // before the column it reads); Err where it reads a column that is no key.
     fn over(e: Expr, keys: &[Expr], pre: &[Expr], column: &dyn Fn(&str) -> Expr) -> std::result::Result<Expr, ()> {
         if let Some(i) = keys.iter().position(|k| k == &e) {
-            return Ok(column(&format!("distinct_key_{i}")));
+            return Ok(column(&distinct_key(i)));
         }
         if let Some(j) = pre.iter().position(|p| p == &e) {
             let Expr::Function { name, .. } = e else { return Err(()) };
             let call =
                 |name: &str, arg: Expr| Expr::Function { name: name.into(), args: vec![arg], is_operator: false };
-            let partial = column(&format!("distinct_pre_{j}"));
+            let partial = column(&distinct_pre(j));
             // Counts add up (0 over no rows); sums add up; extremes of extremes.
             return Ok(match name.to_ascii_lowercase().as_str() {
                 "count" | "count_star" => {
@@ -364,15 +371,10 @@ fn distinct_by_values(tree: &Value, select: &Select) -> Result<Option<Select>> {
         let Some(h) = over_values(h) else { return Ok(None) };
         presentation.having = Some(h);
     }
-    let aliases: Vec<&String> = items.iter().filter_map(|i| i.alias.as_ref()).collect();
+    let aliases: Vec<Option<String>> = items.iter().map(|i| i.alias.clone()).collect();
     for o in presentation.order_by.iter_mut() {
         // A key naming an output, by alias or position, stays as it is.
-        let names_output = match &o.key {
-            Expr::Column(parts) => parts.len() == 1 && aliases.iter().any(|a| eq_ci(a, &parts[0])),
-            Expr::Constant(Constant::Integer(_)) => true,
-            _ => false,
-        };
-        if !names_output {
+        if output_named(&aliases, &o.key).is_none() {
             let Some(k) = over_values(&o.key) else { return Ok(None) };
             o.key = k;
         }
@@ -380,9 +382,9 @@ fn distinct_by_values(tree: &Value, select: &Select) -> Result<Option<Select>> {
     // The subquery: the query's FROM and WHERE, grouped by its keys and x.
     let mut stage = tree.clone();
     let node = &mut stage["node"];
-    let mut list: Vec<Value> = key_trees.iter().enumerate().map(|(i, k)| aliased(k, &key_name(i))).collect();
+    let mut list: Vec<Value> = key_trees.iter().enumerate().map(|(i, k)| aliased(k, &distinct_key(i))).collect();
     list.push(aliased(&x_tree, DISTINCT_VALUE));
-    list.extend(pre_trees.iter().enumerate().map(|(j, t)| aliased(t, &format!("distinct_pre_{j}"))));
+    list.extend(pre_trees.iter().enumerate().map(|(j, t)| aliased(t, &distinct_pre(j))));
     let groups: Vec<Value> = key_trees.iter().chain([&x_tree]).map(|k| aliased(k, "")).collect();
     node["group_sets"] = serde_json::json!([(0..groups.len()).collect::<Vec<_>>()]);
     node["select_list"] = Value::Array(list);
@@ -396,7 +398,7 @@ fn distinct_by_values(tree: &Value, select: &Select) -> Result<Option<Select>> {
         columns: vec![],
         tree: Some(statement_tree(&stage)),
     };
-    let group_by = (0..keys.len()).map(|i| column(&key_name(i))).collect();
+    let group_by = (0..keys.len()).map(|i| column(&distinct_key(i))).collect();
     Ok(Some(Select { group_by, presentation, ..Select::plain(items, from) }))
 }
 
@@ -411,31 +413,15 @@ fn pre_aggregated(e: &Expr) -> bool {
 
 /// The tree of an expression under `v` that reads as `want` (the first found: any one reads the
 /// same).
-fn expression_tree(v: &Value, want: &Expr) -> Result<Option<Value>> {
+fn expression_tree(v: &Value, want: &Expr) -> Option<Value> {
+    let reads = || serde_json::from_value::<RawExpr>(v.clone()).ok().and_then(|r| expr(r).ok());
+    if v.get("class").is_some() && reads().as_ref() == Some(want) {
+        return Some(v.clone());
+    }
     match v {
-        Value::Object(o) => {
-            if o.contains_key("class") {
-                let read = serde_json::from_value::<RawExpr>(v.clone()).ok().and_then(|r| expr(r).ok());
-                if read.as_ref() == Some(want) {
-                    return Ok(Some(v.clone()));
-                }
-            }
-            for child in o.values() {
-                if let Some(found) = expression_tree(child, want)? {
-                    return Ok(Some(found));
-                }
-            }
-            Ok(None)
-        }
-        Value::Array(a) => {
-            for child in a {
-                if let Some(found) = expression_tree(child, want)? {
-                    return Ok(Some(found));
-                }
-            }
-            Ok(None)
-        }
-        _ => Ok(None),
+        Value::Object(o) => o.values().find_map(|c| expression_tree(c, want)),
+        Value::Array(a) => a.iter().find_map(|c| expression_tree(c, want)),
+        _ => None,
     }
 }
 
@@ -979,36 +965,26 @@ pub fn distinct_on_as_groups(select: Select, on: Vec<Expr>) -> Result<Select> {
     if select.items.iter().any(|i| matches!(i.expr, Expr::Star { .. })) {
         return unsupported("DISTINCT ON with * (list the columns)");
     }
-    // An ORDER BY key naming an output (by alias or 1-based position) is that item's expression.
+    // ON targets and ORDER BY keys naming an output (by alias or 1-based position) are that
+    // item's expression.
     let aliases: Vec<Option<String>> = select.items.iter().map(|i| i.alias.clone()).collect();
-    let output = |k: &Expr| -> Option<usize> {
-        match k {
-            Expr::Column(parts) if parts.len() == 1 => {
-                aliases.iter().position(|a| a.as_deref().is_some_and(|a| eq_ci(a, &parts[0])))
-            }
-            Expr::Constant(Constant::Integer(n)) => usize::try_from(*n).ok().filter(|&n| n >= 1).map(|n| n - 1),
-            _ => None,
+    let item_of = |e: &Expr| -> Result<Option<Expr>> {
+        match output_named(&aliases, e) {
+            Some(i) => select
+                .items
+                .get(i)
+                .map(|i| Some(i.expr.clone()))
+                .ok_or_else(|| Error::Parse("a position past the select list".into())),
+            None => Ok(None),
         }
     };
-    // ON targets naming an output, as in ORDER BY, are that item's expression.
-    let on: Vec<Expr> = on
-        .into_iter()
-        .map(|e| match output(&e) {
-            Some(i) => {
-                select.items.get(i).map(|i| i.expr.clone()).ok_or_else(|| Error::Parse("DISTINCT ON position".into()))
-            }
-            None => Ok(e),
-        })
-        .collect::<Result<_>>()?;
-    let order = select.presentation.order_by.clone();
+    let on: Vec<Expr> = on.into_iter().map(|e| Ok(item_of(&e)?.unwrap_or(e))).collect::<Result<_>>()?;
+    // An order key the result is sorted by, read from the chosen row (not an output or an ON
+    // target; a constant orders nothing).
+    let from_row = |k: &Expr| output_named(&aliases, k).is_none() && !on.contains(k) && !matches!(k, Expr::Constant(_));
     let mut row_order = Vec::new();
-    for o in &order {
-        let key = match output(&o.key) {
-            Some(i) => {
-                select.items.get(i).map(|i| i.expr.clone()).ok_or_else(|| Error::Parse("ORDER BY position".into()))?
-            }
-            None => o.key.clone(),
-        };
+    for o in &select.presentation.order_by {
+        let key = item_of(&o.key)?.unwrap_or_else(|| o.key.clone());
         // A constant orders nothing (and DuckDB refuses one inside an aggregate's ORDER BY).
         if !matches!(key, Expr::Constant(_)) {
             row_order.push(crate::ast::OrderItem { key, descending: o.descending, nulls_first: o.nulls_first });
@@ -1020,16 +996,16 @@ pub fn distinct_on_as_groups(select: Select, on: Vec<Expr>) -> Result<Select> {
             fields.push((format!("c{j}"), item.expr.clone()));
         }
     }
-    for (j, o) in order.iter().enumerate() {
-        if !on.contains(&o.key) && output(&o.key).is_none() && !matches!(o.key, Expr::Constant(_)) {
+    for (j, o) in select.presentation.order_by.iter().enumerate() {
+        if from_row(&o.key) {
             fields.push((format!("o{j}"), o.key.clone()));
         }
     }
     let first = Expr::Aggregate(Box::new(AggCall {
         name: "first".into(),
-        args: vec![Expr::Struct(fields.clone())],
+        args: vec![Expr::Struct(fields)],
         distinct: false,
-        order_by: row_order.clone(),
+        order_by: row_order,
         filter: None,
     }));
     let field = |name: String| Expr::Function {
@@ -1048,11 +1024,23 @@ pub fn distinct_on_as_groups(select: Select, on: Vec<Expr>) -> Result<Select> {
         .collect();
     let mut presentation = select.presentation;
     for (j, o) in presentation.order_by.iter_mut().enumerate() {
-        if output(&o.key).is_none() && !on.contains(&o.key) && !matches!(o.key, Expr::Constant(_)) {
+        if from_row(&o.key) {
             o.key = field(format!("o{j}"));
         }
     }
     Ok(Select { items, group_by: on, presentation, ..select })
+}
+
+/// The select item an ORDER BY key or DISTINCT ON target names: by alias (a one-part column
+/// name) or by 1-based position (an integer literal).
+fn output_named(aliases: &[Option<String>], k: &Expr) -> Option<usize> {
+    match k {
+        Expr::Column(parts) if parts.len() == 1 => {
+            aliases.iter().position(|a| a.as_deref().is_some_and(|a| eq_ci(a, &parts[0])))
+        }
+        Expr::Constant(Constant::Integer(n)) => usize::try_from(*n).ok().filter(|&n| n >= 1).map(|n| n - 1),
+        _ => None,
+    }
 }
 
 /// One ORDER BY key (of the query or inside an aggregate) with its direction and NULL order.

@@ -137,6 +137,12 @@ impl Feed {
         }
     }
 
+    /// Whether the reading view's cursor is at the feed's newest batch (a cursor of -1, marked
+    /// by `rebuild`, counts as there: such a view recomputes).
+    pub fn at_head(&self) -> bool {
+        self.cursor >= self.seq || self.cursor < 0
+    }
+
     pub fn save(&self, db: &dyn Sql) -> Result<()> {
         db.execute(&sql::feeds_update(&[self.row()]))
     }
@@ -167,9 +173,7 @@ pub fn of_view_and_readers(
         return Ok((vec![], vec![]));
     }
     let (mut out, mut on_view) = (Vec::new(), Vec::new());
-    for r in FEEDS_OF_VIEW.rows(db, [])? {
-        let mut f = Feed::from_row(catalog, &r)?;
-        f.consumers = cursors.iter().filter(|c| c.2 == f.id).count() as i64;
+    for mut f in all_feeds(db, catalog, &cursors)? {
         if let Some(c) = mine.iter().find(|c| c.2 == f.id) {
             f.cursor = c.3;
             f.others_min = cursors.iter().filter(|c| c.2 == f.id && !(c.0 == schema && c.1 == view)).map(|c| c.3).min();
@@ -188,13 +192,25 @@ pub fn of_view_and_readers(
 /// Every feed, with the views that have a cursor into it (schema, name).
 pub fn with_readers(db: &dyn Sql, catalog: &str) -> Result<Vec<(Feed, Vec<ViewName>)>> {
     let cursors = cursors(db)?;
+    let feeds = all_feeds(db, catalog, &cursors)?;
+    Ok(feeds
+        .into_iter()
+        .map(|f| {
+            let readers = cursors.iter().filter(|c| c.2 == f.id).map(|c| (c.0.clone(), c.1.clone())).collect();
+            (f, readers)
+        })
+        .collect())
+}
+
+/// Every feed as stored, with its number of views counted from `cursors`.
+fn all_feeds(db: &dyn Sql, catalog: &str, cursors: &[(String, String, i64, i64)]) -> Result<Vec<Feed>> {
     FEEDS_OF_VIEW
         .rows(db, [])?
         .iter()
         .map(|r| {
-            let f = Feed::from_row(catalog, r)?;
-            let readers = cursors.iter().filter(|c| c.2 == f.id).map(|c| (c.0.clone(), c.1.clone())).collect();
-            Ok((f, readers))
+            let mut f = Feed::from_row(catalog, r)?;
+            f.consumers = cursors.iter().filter(|c| c.2 == f.id).count() as i64;
+            Ok(f)
         })
         .collect()
 }
@@ -368,7 +384,7 @@ pub fn view_delta(
     columns: &[ColumnDef],
     name: &Qualified,
 ) -> Result<ViewDelta> {
-    let at_head = feed.cursor >= feed.seq || feed.cursor < 0;
+    let at_head = feed.at_head();
     // At the feed's head the fresh batch is the delta: as it is when the view reads all of its
     // columns, and also when it deleted nothing (an insert-only batch needs no netting on the
     // view's columns; the terms read the columns they need by name).
@@ -417,7 +433,7 @@ pub fn view_delta(
 /// batches, without deletes (no copy: the log is read, never dropped, as a delta outside the
 /// temp catalog is only borrowed, see `owned`).
 pub fn logged_deltas(db: &dyn Sql, parts: &[(&Feed, &Fresh)]) -> Result<Vec<Option<ViewDelta>>> {
-    let lags = |f: &Feed, fr: &Fresh| fr.delta.is_none() && f.cursor >= 0 && f.cursor < f.seq;
+    let lags = |f: &Feed, fr: &Fresh| fr.delta.is_none() && !f.at_head();
     let logs: Vec<(usize, Qualified, i64)> =
         parts.iter().enumerate().filter(|(_, (f, fr))| lags(f, fr)).map(|(i, (f, _))| (i, f.log(), f.cursor)).collect();
     let mut out: Vec<Option<ViewDelta>> = vec![None; parts.len()];

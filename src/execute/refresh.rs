@@ -118,9 +118,7 @@ impl Round {
         }
         (verdicts.len() == diff_feeds.len()).then_some(None)
     }
-}
 
-impl Round {
     /// Writes the refreshes' history and marks, logs each batch for the views that have not
     /// applied it, then drops the round's tables.
     fn close(self, db: &dyn Sql) -> Result<()> {
@@ -670,31 +668,24 @@ impl Prepared {
         self.inputs.iter().map(|i| i.stats.rows as i64).sum()
     }
 
-    /// Applies the run terms to the stored result.
-    fn apply_terms(&self, db: &dyn Sql) -> Result<()> {
+    /// Applies the run terms to the stored result. With `readers` (the feeds on the view), the
+    /// change of what the view shows is appended to their pending batches: what its changed
+    /// groups showed before against what they show after (`shown_before`, `shown_after`), with
+    /// the view's delta materialized once for both and for the merge. Returns whether it was.
+    fn apply_terms(&self, db: &dyn Sql, readers: Option<&mut [Feed]>) -> Result<bool> {
+        let recording = readers.is_some();
         let Some(rows) = self.run_rows() else {
-            return Ok(());
+            return Ok(recording);
         };
         let q = &self.c.q;
         if !q.recomputed_aggregates().is_empty() {
             return Err(Error::Internal("a view with aggregates without a delta rule cannot merge a delta".into()));
         }
-        let delta = render::aggregate_weighted(q, &rows);
-        db.execute(&render::apply_view_delta(q, &self.c.view.data, &delta))
-    }
-
-    /// Applies the run terms like `apply_terms`, and appends the change of what the view shows
-    /// to the pending batches of the feeds on it (`readers`): what its changed groups showed
-    /// before against what they show after (`shown_before`, `shown_after`), with the view's
-    /// delta materialized once for both and for the merge.
-    fn apply_terms_recorded(&self, db: &dyn Sql, readers: &mut [Feed]) -> Result<()> {
-        let Some(rows) = self.run_rows() else {
-            return Ok(());
+        let Some(readers) = readers else {
+            let delta = render::aggregate_weighted(q, &rows);
+            db.execute(&render::apply_view_delta(q, &self.c.view.data, &delta))?;
+            return Ok(false);
         };
-        let q = &self.c.q;
-        if !q.recomputed_aggregates().is_empty() {
-            return Err(Error::Internal("a view with aggregates without a delta rule cannot merge a delta".into()));
-        }
         let delta = Qualified::temp("openivm_view_delta".into());
         db.execute(&render::create_temp_table_as(&delta, &render::aggregate_weighted(q, &rows)))?;
         let applied = self.shown_before(db, readers, &delta).and_then(|before| {
@@ -703,7 +694,8 @@ impl Prepared {
             self.shown_after(db, readers, &delta, before)
         });
         let dropped = db.execute(&render::drop_table(&delta));
-        applied.and(dropped)
+        applied.and(dropped)?;
+        Ok(true)
     }
 
     /// What the view shows of its stored groups whose keys are in `keys`.
@@ -775,11 +767,12 @@ impl Prepared {
     /// Recomputes the groups the run terms touch: their keys (the distinct group keys of the
     /// terms' rows) are deleted from the stored result and inserted again, aggregated from the
     /// tables' state this refresh brings the view to. A view without GROUP BY has one group.
-    /// With `readers`, what those groups show is recorded for them as by `apply_terms_recorded`;
-    /// returns whether it was (not for a view recomputed whole).
+    /// With `readers`, what those groups show is recorded for them as by `apply_terms`; returns
+    /// whether it was (not for a view recomputed whole).
     fn recompute_groups(&self, db: &dyn Sql, readers: Option<&mut [Feed]>) -> Result<bool> {
+        let recording = readers.is_some();
         let Some(rows) = self.run_rows() else {
-            return Ok(true);
+            return Ok(recording);
         };
         let q = &self.c.q;
         if matches!(&q.shape, crate::ir::Shape::Grouped { keys, .. } if keys.is_empty()) {
@@ -806,7 +799,7 @@ impl Prepared {
         });
         let dropped = db.execute(&render::drop_table(&keys));
         applied.and(dropped)?;
-        Ok(true)
+        Ok(recording)
     }
 
     /// The payload rows of the run terms (None when no term runs): their union, or above
@@ -905,18 +898,10 @@ fn finish(
     // shows its rows locally; otherwise (a recompute, or rows that are not local) their feeds
     // restart and they recompute once.
     let mut readers: Vec<Feed> = p.readers.iter().filter(|f| matches!(f.kind, SourceKind::Recorded)).cloned().collect();
-    let local = p.c.q.shows_rows_locally();
+    let record = (p.c.q.shows_rows_locally() && !readers.is_empty()).then_some(&mut readers[..]);
     let recorded = match p.mode {
-        Mode::Incremental if local && !readers.is_empty() => {
-            p.apply_terms_recorded(db, &mut readers)?;
-            true
-        }
-        Mode::Incremental => {
-            p.apply_terms(db)?;
-            false
-        }
-        Mode::GroupRecompute if local && !readers.is_empty() => p.recompute_groups(db, Some(&mut readers))?,
-        Mode::GroupRecompute => p.recompute_groups(db, None).map(|_| false)?,
+        Mode::Incremental => p.apply_terms(db, record)?,
+        Mode::GroupRecompute => p.recompute_groups(db, record)?,
         Mode::Full => {
             p.recompute(db)?;
             false

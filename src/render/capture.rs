@@ -283,10 +283,15 @@ pub fn append_pending(
     sign: i8,
     only: Option<&str>,
 ) -> String {
+    append_signed(pending, &rows.sql(), cols, sign, only)
+}
+
+/// `INSERT INTO pending` of the read columns of `from` (a relation as SQL) with multiplicity
+/// `sign`, only the rows satisfying `only` when given.
+fn append_signed(pending: &Qualified, from: &str, cols: &[ColumnDef], sign: i8, only: Option<&str>) -> String {
     format!(
-        "INSERT INTO {} ({c}{m}) SELECT {c}CAST({sign} AS INTEGER) FROM {}{}",
+        "INSERT INTO {} ({c}{m}) SELECT {c}CAST({sign} AS INTEGER) FROM {from}{}",
         pending.sql(),
-        rows.sql(),
         only.map(|w| format!(" WHERE {w}")).unwrap_or_default(),
         c = plain_columns(cols),
         m = ident(MULTIPLICITY)
@@ -296,12 +301,7 @@ pub fn append_pending(
 /// Appends the rows a view shows of some of its stored rows (`visible`, see
 /// `render::visible_rows`) to the pending batch of a feed on the view, with multiplicity `sign`.
 pub fn append_visible(pending: &Qualified, visible: &str, cols: &[ColumnDef], sign: i8) -> String {
-    format!(
-        "INSERT INTO {} ({c}{m}) SELECT {c}CAST({sign} AS INTEGER) FROM ({visible}) AS openivm_v",
-        pending.sql(),
-        c = plain_columns(cols),
-        m = ident(MULTIPLICITY)
-    )
+    append_signed(pending, &format!("({visible}) AS openivm_v"), cols, sign, None)
 }
 
 /// The change of what a view shows, netted: the rows it showed (`before`, a table) against the
