@@ -466,7 +466,11 @@ pub fn program(d: Dialect, q: &ViewQuery, data: &Qualified, dec: &Decision) -> V
     if terms.is_empty() {
         return vec![];
     }
-    vec![Statement { order: 1, kind: "merge", sql: rc::apply_terms(d, q, data, &terms) }]
+    rc::apply_terms(d, q, data, &terms)
+        .into_iter()
+        .enumerate()
+        .map(|(i, sql)| Statement { order: i as i64 + 1, kind: "merge", sql })
+        .collect()
 }
 
 fn fk_json(fk: &ForeignKey) -> Json {

@@ -11,7 +11,7 @@ pub mod dialect;
 pub mod ducklake;
 pub mod write;
 
-pub use dialect::Dialect;
+pub use dialect::{Dialect, Storage};
 
 /// A quoted identifier (DuckDB's quoting).
 pub fn ident(s: &str) -> String {
@@ -754,16 +754,19 @@ pub struct CountedMerge<'a> {
     /// A row of this grouping set (`openivm_gset`) stays at count 0: the empty set's one row,
     /// which exists over no input, as a global aggregate's does.
     pub kept_set: Option<i64>,
+    /// Where the target lives: a DuckLake target takes the MERGE without its DELETE action and a
+    /// DELETE of the rows at count 0 after it.
+    pub storage: Storage,
 }
 
 /// MERGE of signed counts: rows present in both are added up (and deleted at count 0), new rows
-/// with a positive count are inserted.
-pub fn counted_merge(m: &CountedMerge) -> String {
+/// with a positive count are inserted. One statement, or two for a DuckLake target.
+pub fn counted_merge(m: &CountedMerge) -> Vec<String> {
     counted_merge_in(Dialect::DuckDb, m)
 }
 
 /// `counted_merge` in dialect `dl`.
-pub fn counted_merge_in(dl: Dialect, m: &CountedMerge) -> String {
+pub fn counted_merge_in(dl: Dialect, m: &CountedMerge) -> Vec<String> {
     let (t, d) = ("openivm_t", "openivm_d");
     let on = if m.keys.is_empty() {
         "TRUE".to_string()
@@ -818,29 +821,42 @@ pub fn counted_merge_in(dl: Dialect, m: &CountedMerge) -> String {
         Some(id) => format!(" AND {t}.{} <> {id}", dl.ident(stored::GROUPING_SET)),
         None => String::new(),
     };
-    let delete = if m.delete_at_zero {
+    let split = m.storage == Storage::DuckLake;
+    let delete = if m.delete_at_zero && !split {
         format!("WHEN MATCHED AND {t}.{tc} + {d}.{sc} = 0{kept} THEN DELETE ")
     } else {
         String::new()
     };
-    format!(
+    let target = m.target.sql_in(dl);
+    let merge = format!(
         "MERGE INTO {target} AS {t} USING ({source}) AS {d} ON {on} {delete}WHEN MATCHED THEN UPDATE SET {set} \
          WHEN NOT MATCHED AND {d}.{sc} > 0 THEN INSERT ({ic}) VALUES ({iv})",
-        target = m.target.sql_in(dl),
         source = m.source,
         set = set.join(", "),
         ic = insert_cols.join(", "),
         iv = insert_vals.join(", "),
-    )
+    );
+    if !(split && m.delete_at_zero) {
+        return vec![merge];
+    }
+    // Rows are only ever at count 0 for the moment between the two statements (the kept set's
+    // row and a global aggregate's excepted), so the DELETE needs no key of the delta.
+    vec![merge, format!("DELETE FROM {target} AS {t} WHERE {t}.{tc} = 0{kept}")]
 }
 
 /// Applies a view delta (the aggregated union of the run terms) to the stored result.
-pub fn apply_view_delta(q: &ViewQuery, data: &Qualified, delta_sql: &str) -> String {
-    apply_view_delta_in(Dialect::DuckDb, q, data, delta_sql)
+pub fn apply_view_delta(storage: Storage, q: &ViewQuery, data: &Qualified, delta_sql: &str) -> Vec<String> {
+    apply_view_delta_in(Dialect::DuckDb, storage, q, data, delta_sql)
 }
 
 /// `apply_view_delta` in dialect `d`.
-pub fn apply_view_delta_in(d: Dialect, q: &ViewQuery, data: &Qualified, delta_sql: &str) -> String {
+pub fn apply_view_delta_in(
+    d: Dialect,
+    storage: Storage,
+    q: &ViewQuery,
+    data: &Qualified,
+    delta_sql: &str,
+) -> Vec<String> {
     let (keys, state) = stored_columns(q);
     let global = matches!(&q.shape, Shape::Grouped { keys, .. } if keys.is_empty());
     let empty_set = match &q.shape {
@@ -858,6 +874,7 @@ pub fn apply_view_delta_in(d: Dialect, q: &ViewQuery, data: &Qualified, delta_sq
             summed: &state,
             delete_at_zero: !global,
             kept_set: empty_set,
+            storage,
         },
     )
 }
@@ -1235,13 +1252,15 @@ pub fn create_table_as(name: &Qualified, select: &str) -> String {
 /// 128-bit columns (sums of integers and wide decimals) are stored uncompressed: DuckDB 1.5.5
 /// decodes a bit-packed HUGEINT at about 1.4 µs per value and a DECIMAL(38) at about 0.35 µs,
 /// against 0.01 µs uncompressed, and every merge scans those columns over the whole stored result
-/// (100,000 groups: 137 ms against 0.8 ms for a HUGEINT sum).
-pub fn create_stored_table(name: &Qualified, columns: &[OutputColumn]) -> String {
+/// (100,000 groups: 137 ms against 0.8 ms for a HUGEINT sum). DuckLake takes no compression
+/// choice (its files are Parquet).
+pub fn create_stored_table(storage: Storage, name: &Qualified, columns: &[OutputColumn]) -> String {
     format!(
         "CREATE TABLE {} ({})",
         name.sql(),
         list(columns, ", ", |c| {
-            let compression = if is_128_bit(&c.ty) { " USING COMPRESSION uncompressed" } else { "" };
+            let compression =
+                if is_128_bit(&c.ty) && storage == Storage::DuckDb { " USING COMPRESSION uncompressed" } else { "" };
             format!("{} {}{compression}", ident(&c.name), c.ty)
         })
     )
@@ -1385,7 +1404,7 @@ mod tests {
         let (_, state) = stored_columns(&q);
         assert_eq!(state[0], Summed { column: "openivm_a0_ext".into(), rule: MergeRule::Least });
         assert_eq!(state[1], Summed { column: "openivm_a1_ext".into(), rule: MergeRule::Greatest });
-        let merge = apply_view_delta(&q, &Qualified::temp("d".into()), "SELECT 1");
+        let merge = apply_view_delta(Storage::DuckDb, &q, &Qualified::temp("d".into()), "SELECT 1").join("; ");
         assert!(
             merge.contains(r#""openivm_a0_ext" = LEAST(openivm_t."openivm_a0_ext", openivm_d."openivm_a0_ext")"#),
             "{merge}"
@@ -1593,7 +1612,7 @@ mod tests {
         ];
         let t = Qualified { catalog: "db".into(), schema: "s".into(), name: "openivm_data_v".into() };
         assert_eq!(
-            create_stored_table(&t, &cols),
+            create_stored_table(Storage::DuckDb, &t, &cols),
             "CREATE TABLE \"db\".\"s\".\"openivm_data_v\" (\"openivm_g0\" VARCHAR, \"openivm_count\" BIGINT, \
              \"openivm_a0_sum\" DECIMAL(38,2) USING COMPRESSION uncompressed, \
              \"openivm_a1_sum\" HUGEINT USING COMPRESSION uncompressed, \"openivm_a2_sum\" DECIMAL(18,3))"
@@ -1685,7 +1704,7 @@ mod tests {
             "{sql}"
         );
         let data = Qualified { catalog: "db".into(), schema: "openivm".into(), name: "data_v".into() };
-        let merge = apply_view_delta(&q, &data, "DELTA");
+        let merge = apply_view_delta(Storage::DuckDb, &q, &data, "DELTA").join("; ");
         // the set id is a key; the empty set (both keys left out: id 3) is never deleted
         assert!(merge.contains("openivm_d.\"openivm_gset\""), "{merge}");
         assert!(
@@ -1735,10 +1754,10 @@ mod tests {
 
         // the merge: DECIMAL sums past 38 digits through list_sum, HUGEINT sums subtract first
         let data = Qualified { catalog: "db".into(), schema: "main".into(), name: "d".into() };
-        let merge = apply_view_delta(&typed_sum("DECIMAL(38,2)"), &data, "DELTA");
+        let merge = apply_view_delta(Storage::DuckDb, &typed_sum("DECIMAL(38,2)"), &data, "DELTA").join("; ");
         assert!(merge
             .contains("\"openivm_a0_sum\" = list_sum([openivm_t.\"openivm_a0_sum\", openivm_d.\"openivm_a0_sum\"])"));
-        let merge = apply_view_delta(&typed_sum("HUGEINT"), &data, "DELTA");
+        let merge = apply_view_delta(Storage::DuckDb, &typed_sum("HUGEINT"), &data, "DELTA").join("; ");
         assert!(merge.contains(
             "\"openivm_a0_sum\" = (COALESCE(openivm_t.\"openivm_a0_sum\", 0) - COALESCE(openivm_d.\"openivm_a0_sub\", 0)) \
              + COALESCE(openivm_d.\"openivm_a0_sum\", 0)"
@@ -1748,7 +1767,7 @@ mod tests {
             "VALUES (openivm_d.\"openivm_g0\", openivm_d.\"openivm_count\", CASE WHEN openivm_d.\"openivm_a0_sub\" IS NULL \
              THEN openivm_d.\"openivm_a0_sum\" ELSE TRY(COALESCE(openivm_d.\"openivm_a0_sum\", 0) - openivm_d.\"openivm_a0_sub\") END, "
         ));
-        let merge = apply_view_delta(&typed_sum("DOUBLE"), &data, "DELTA");
+        let merge = apply_view_delta(Storage::DuckDb, &typed_sum("DOUBLE"), &data, "DELTA").join("; ");
         for c in ["pinf", "ninf", "nan"] {
             assert!(merge.contains(&format!(
                 "\"openivm_a0_{c}\" = COALESCE(openivm_t.\"openivm_a0_{c}\", 0) + COALESCE(openivm_d.\"openivm_a0_{c}\", 0)"
@@ -1815,12 +1834,47 @@ mod tests {
             summed: &[Summed::added("s".into())],
             delete_at_zero: true,
             kept_set: None,
-        });
+            storage: Storage::DuckDb,
+        })
+        .join("; ");
         assert!(
             sql.contains("\"openivm_t\".\"k\" IS NOT DISTINCT FROM \"openivm_d\".\"k\"")
                 || sql.contains("openivm_t.\"k\" IS NOT DISTINCT FROM openivm_d.\"k\"")
         );
         assert!(sql.contains("THEN DELETE"));
         assert!(sql.contains("WHEN NOT MATCHED AND openivm_d.\"openivm_count\" > 0"));
+    }
+
+    #[test]
+    fn a_ducklake_target_merges_then_deletes_the_rows_at_zero() {
+        let target = Qualified { catalog: "lake".into(), schema: "openivm".into(), name: "d".into() };
+        let merge = |delete_at_zero, kept_set| {
+            counted_merge(&CountedMerge {
+                target: &target,
+                source: "SELECT 1",
+                keys: &["k".into()],
+                target_count: "openivm_count",
+                source_count: "openivm_count",
+                summed: &[Summed::added("s".into())],
+                delete_at_zero,
+                kept_set,
+                storage: Storage::DuckLake,
+            })
+        };
+        // DuckLake's MERGE takes one UPDATE/DELETE action: the update, then a DELETE
+        let two = merge(true, None);
+        assert_eq!(two.len(), 2, "{two:?}");
+        assert!(!two[0].contains("THEN DELETE") && two[0].contains("THEN UPDATE SET"), "{}", two[0]);
+        assert_eq!(two[1], "DELETE FROM \"lake\".\"openivm\".\"d\" AS openivm_t WHERE openivm_t.\"openivm_count\" = 0");
+        // the empty grouping set's row stays at count 0
+        assert!(merge(true, Some(3))[1].ends_with(" = 0 AND openivm_t.\"openivm_gset\" <> 3"));
+        // a global aggregate's one row is never deleted
+        assert_eq!(merge(false, None).len(), 1);
+        // no compression choice in DuckLake
+        let cols = [OutputColumn { name: "s".into(), ty: "HUGEINT".into() }];
+        assert_eq!(
+            create_stored_table(Storage::DuckLake, &target, &cols),
+            "CREATE TABLE \"lake\".\"openivm\".\"d\" (\"s\" HUGEINT)"
+        );
     }
 }

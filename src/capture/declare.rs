@@ -117,7 +117,8 @@ pub fn revoke(db: &dyn Sql, table_arg: &str, promise: Promise) -> Result<(String
     Ok((rely::qualified(&table), !gone.is_empty()))
 }
 
-/// The source of each of `tables`: DuckLake's change feed for a table of a DuckLake catalog;
+/// The source of each of `tables`: DuckLake's change feed for a table of a DuckLake catalog (not
+/// for a view kept there);
 /// otherwise append-only or recorded where a declaration is still valid for the table's current
 /// incarnation, diff else. `columns[k]` are all columns of table k; `main` is the database
 /// holding the metadata.
@@ -133,11 +134,12 @@ pub fn sources(db: &dyn Sql, main: &str, tables: &[TableId], columns: &[Vec<Colu
                 l
             }
         };
+        // A relation of the lake without a DuckLake table id is a view: a maintained view kept
+        // in the lake, read through its own change (`execute::chain_sources`).
         if is_lake {
-            let id = super::ducklake::table_id(db, t)?.ok_or_else(|| {
-                Error::Internal(format!("DuckLake table '{}' is not in its lake's metadata", rely::qualified(t)))
-            })?;
-            out[k] = SourceKind::DuckLake(id);
+            if let Some(id) = super::ducklake::table_id(db, t)? {
+                out[k] = SourceKind::DuckLake(id);
+            }
         }
     }
     Ok(out)

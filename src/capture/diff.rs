@@ -6,7 +6,7 @@ use super::feeds::Feed;
 use super::{temp_name, DeltaStats, Fresh};
 use crate::db::Sql;
 use crate::error::Result;
-use crate::render::{self, capture as sql};
+use crate::render::{self, capture as sql, Storage};
 
 /// Builds the feed's first snapshot: the table as it is in this transaction.
 pub fn start(db: &dyn Sql, feed: &Feed) -> Result<()> {
@@ -36,9 +36,11 @@ pub fn capture(db: &dyn Sql, feed: &Feed, name: &str, size_now: i64) -> Result<F
 }
 
 /// Moves the snapshot to the state the capture saw.
-pub fn advance(db: &dyn Sql, feed: &Feed, fresh: &Fresh) -> Result<()> {
+pub fn advance(db: &dyn Sql, storage: Storage, feed: &Feed, fresh: &Fresh) -> Result<()> {
     match &fresh.net {
-        Some(net) if fresh.stats.rows > 0 => db.execute(&sql::advance_snapshot(&feed.snapshot(), net, &feed.columns)),
+        Some(net) if fresh.stats.rows > 0 => {
+            sql::advance_snapshot(storage, &feed.snapshot(), net, &feed.columns).iter().try_for_each(|s| db.execute(s))
+        }
         _ => Ok(()),
     }
 }

@@ -20,7 +20,7 @@
 
 use super::feeds::Feed;
 use super::{temp_name, DeltaStats, Fresh};
-use crate::db::Sql;
+use crate::db::{Cells, Sql};
 use crate::error::{Error, Result};
 use crate::ir::TableId;
 use crate::rely::qualified;
@@ -125,9 +125,8 @@ pub fn segments(snapshots: &[(i64, Touch)]) -> Vec<Segment> {
 
 /// The DuckLake id of a live table (None: no such table in the lake's metadata).
 pub fn table_id(db: &dyn Sql, t: &TableId) -> Result<Option<i64>> {
-    db.scalar(&lake_sql::table_id(t), &[])?
-        .map(|s| s.parse::<i64>().map_err(|e| Error::Internal(e.to_string())))
-        .transpose()
+    let rows = db.query(&lake_sql::table_id(t))?;
+    rows.first().map(|r| r.int(0)).transpose()
 }
 
 /// The snapshot this transaction reads the lake at.

@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 use crate::facts::ForeignKey;
 use crate::ir::{ColumnDef, TableId, ViewQuery};
 use crate::render::OutputColumn;
-use crate::render::Qualified;
+use crate::render::{Qualified, Storage};
 use crate::strategy::Strategy;
 use crate::{fk_sources, settings};
 
@@ -40,6 +40,8 @@ pub struct Compiled {
     pub fks: Vec<ForeignKey>,
     /// The change source each table declares.
     pub sources: Vec<SourceKind>,
+    /// The kind of database the view lives in.
+    pub storage: Storage,
     /// How the view's stored sums are finalized (`render::sum_kinds`), for the rows it shows.
     pub sum_kinds: Vec<crate::render::SumKind>,
     /// Per table: (oid, definition) when compiled; any change recompiles.
@@ -65,6 +67,7 @@ pub struct Cache {
     fulls: std::collections::HashSet<String>,
     settings: Option<Settings>,
     defaults: Option<(String, String)>,
+    storage: Option<Storage>,
     read_only: Option<bool>,
     /// Built-in functions looked up for writes through openivm (DuckDB's list of functions is
     /// dear to read: about 100 ms here).
@@ -187,6 +190,16 @@ impl Cache {
         Ok(d)
     }
 
+    /// The kind of the database this cache is for (the connection's default in its calls).
+    pub fn storage(&mut self, db: &dyn Sql) -> Result<Storage> {
+        if let Some(s) = self.storage {
+            return Ok(s);
+        }
+        let s = super::database::storage_of(db, &self.defaults(db)?.0)?;
+        self.storage = Some(s);
+        Ok(s)
+    }
+
     pub fn settings(&mut self, db: &dyn Sql) -> Result<Settings> {
         if let Some(s) = &self.settings {
             return Ok(s.clone());
@@ -271,6 +284,7 @@ impl Cache {
             leaf_table,
             fks,
             sources,
+            storage: self.storage(db)?,
             sum_kinds,
             identity: now.iter().map(|n| (n.0.clone(), n.1.clone())).collect(),
             last_incremental_ms,

@@ -17,7 +17,7 @@ use super::Cache;
 use crate::catalog::{table_name, view_database, SqlCatalog};
 use crate::db::Sql;
 use crate::error::{Error, Result};
-use crate::render;
+use crate::render::{self, Storage};
 use crate::sql::catalog::{DATABASE_TYPE, SCHEMA_EXISTS};
 
 /// The per-instance state of calls: the home database and a cache per database.
@@ -100,11 +100,7 @@ fn locate(db: &dyn Sql, home: &str, arg: &str) -> Result<(String, String)> {
     if !target.eq_ignore_ascii_case(home) {
         match database_type(db, &target)? {
             None => return Err(Error::InvalidArgument(format!("database '{target}' is not attached ('{arg}')"))),
-            Some(t) if !t.eq_ignore_ascii_case("duckdb") => {
-                return Err(Error::InvalidArgument(format!(
-                    "maintained views are kept in DuckDB databases; '{target}' is a {t} database"
-                )))
-            }
+            Some(t) if Storage::of_type(&t).is_none() => return Err(unsupported_home(&target, &t)),
             Some(_) => {}
         }
     }
@@ -113,6 +109,21 @@ fn locate(db: &dyn Sql, home: &str, arg: &str) -> Result<(String, String)> {
         None => render::ident(&within.name),
     };
     Ok((target, quoted))
+}
+
+/// The kind of the attached database `catalog`, which keeps views (refused when views cannot
+/// live there).
+pub fn storage_of(db: &dyn Sql, catalog: &str) -> Result<Storage> {
+    match database_type(db, catalog)? {
+        None => Ok(Storage::DuckDb),
+        Some(t) => Storage::of_type(&t).ok_or_else(|| unsupported_home(catalog, &t)),
+    }
+}
+
+fn unsupported_home(catalog: &str, ty: &str) -> Error {
+    Error::InvalidArgument(format!(
+        "maintained views are kept in DuckDB or DuckLake databases; '{catalog}' is a {ty} database"
+    ))
 }
 
 fn database_type(db: &dyn Sql, name: &str) -> Result<Option<String>> {

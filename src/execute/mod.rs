@@ -440,7 +440,8 @@ fn create_in(db: &dyn Sql, at: &Qualified, query: &str, started: Instant) -> Res
         let data = free_data_table(db, &at)?;
         // The stored columns get the types refreshes produce; the fill is cast to them.
         let weighted = render::aggregate_weighted(&q, &render::full_select(&q));
-        db.execute(&render::create_stored_table(&data, &describe(db, &weighted)?))?;
+        let storage = database::storage_of(db, &at.catalog)?;
+        db.execute(&render::create_stored_table(storage, &data, &describe(db, &weighted)?))?;
         let filling = Instant::now();
         fill(db, &q, &data, &render::full_select(&q))?;
         let apply_ms = filling.elapsed().as_secs_f64() * 1000.0;
@@ -589,6 +590,7 @@ fn attach(db: &dyn Sql, q: &ViewQuery, at: &Qualified, catalog: &str) -> Result<
         .collect();
     let mut kinds = capture::declare::sources(db, catalog, &tables, &all_columns)?;
     chain_sources(db, catalog, q, &tables, &mut kinds)?;
+    let storage = database::storage_of(db, catalog)?;
     let sizes: Vec<i64> = cache::table_states(db, &tables)?.iter().map(|s| s.2).collect();
     for (k, t) in tables.iter().enumerate() {
         let columns = q.table_columns(t);
@@ -608,7 +610,7 @@ fn attach(db: &dyn Sql, q: &ViewQuery, at: &Qualified, catalog: &str) -> Result<
             capture::unchanged(&feed)
         };
         feed.cursor = feed.seq;
-        feeds::commit(db, &mut feed, &fresh, &at.schema, &at.name, false, true, None)?;
+        feeds::commit(db, storage, &mut feed, &fresh, &at.schema, &at.name, false, true, None)?;
         feeds::widen(db, &mut feed, &columns, &all_columns[k])?;
         if feed.kind != kinds[k] {
             feeds::switch_source(db, &mut feed, &kinds[k])?;

@@ -683,14 +683,18 @@ impl Prepared {
         }
         let Some(readers) = readers else {
             let delta = render::aggregate_weighted(q, &rows);
-            db.execute(&render::apply_view_delta(q, &self.c.view.data, &delta))?;
+            render::apply_view_delta(self.c.storage, q, &self.c.view.data, &delta)
+                .iter()
+                .try_for_each(|s| db.execute(s))?;
             return Ok(false);
         };
         let delta = Qualified::temp("openivm_view_delta".into());
         db.execute(&render::create_temp_table_as(&delta, &render::aggregate_weighted(q, &rows)))?;
         let applied = self.shown_before(db, readers, &delta).and_then(|before| {
             let merged = format!("SELECT * FROM {}", delta.sql());
-            db.execute(&render::apply_view_delta(q, &self.c.view.data, &merged))?;
+            render::apply_view_delta(self.c.storage, q, &self.c.view.data, &merged)
+                .iter()
+                .try_for_each(|s| db.execute(s))?;
             self.shown_after(db, readers, &delta, before)
         });
         let dropped = db.execute(&render::drop_table(&delta));
@@ -922,7 +926,17 @@ fn finish(
     }
     let mut round = round;
     for i in p.inputs.iter_mut() {
-        feeds::commit(db, &mut i.feed, &i.fresh, &at.schema, &at.name, true, !i.round_owned, Some(&mut book))?;
+        feeds::commit(
+            db,
+            p.c.storage,
+            &mut i.feed,
+            &i.fresh,
+            &at.schema,
+            &at.name,
+            true,
+            !i.round_owned,
+            Some(&mut book),
+        )?;
         if i.round_owned {
             if let Some(r) = round.as_deref_mut() {
                 r.batches.insert(i.feed.id, (i.fresh.clone(), i.feed.seq, i.feed.catalog.clone()));

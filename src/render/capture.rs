@@ -2,7 +2,7 @@
 //! a watermark (declared append-only tables), and the shared change log that every view over a
 //! table reads from its own cursor.
 
-use super::{ident, list, literal, table, with_comma, CountedMerge, Qualified, MULTIPLICITY};
+use super::{ident, list, literal, table, with_comma, CountedMerge, Qualified, Storage, MULTIPLICITY};
 use crate::ir::{ColumnDef, TableId};
 
 /// The column of a fresh capture that holds each row's position (rowid or key value).
@@ -102,7 +102,7 @@ pub fn net_stats(net: &Qualified) -> String {
 }
 
 /// Advances a snapshot by the net change it was compared with.
-pub fn advance_snapshot(snapshot: &Qualified, net: &Qualified, cols: &[ColumnDef]) -> String {
+pub fn advance_snapshot(storage: Storage, snapshot: &Qualified, net: &Qualified, cols: &[ColumnDef]) -> Vec<String> {
     super::counted_merge(&CountedMerge {
         target: snapshot,
         source: &super::select_all(net),
@@ -112,6 +112,7 @@ pub fn advance_snapshot(snapshot: &Qualified, net: &Qualified, cols: &[ColumnDef
         summed: &[],
         delete_at_zero: true,
         kept_set: None,
+        storage,
     })
 }
 

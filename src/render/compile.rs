@@ -6,7 +6,7 @@
 //! and `openivm_multiplicity` (+1 for an inserted copy, -1 for a deleted one, one row per copy),
 //! and the table itself at its state after the batch.
 
-use super::{aggregate_weighted_in, apply_view_delta_in, union_all, Dialect, Qualified, MULTIPLICITY};
+use super::{aggregate_weighted_in, apply_view_delta_in, union_all, Dialect, Qualified, Storage, MULTIPLICITY};
 use crate::ir::{TableId, ViewQuery};
 
 /// The names of the delta relations of `tables`: `delta_<name>`, or `delta_<schema>_<name>`
@@ -41,8 +41,8 @@ pub fn old_state(d: Dialect, table: &TableId, columns: &[String], delta: &str) -
 }
 
 /// The statement that applies a program's terms (weighted SELECTs) to the stored result.
-pub fn apply_terms(d: Dialect, q: &ViewQuery, data: &Qualified, terms: &[String]) -> String {
-    apply_view_delta_in(d, q, data, &aggregate_weighted_in(d, q, &union_all(terms)))
+pub fn apply_terms(d: Dialect, q: &ViewQuery, data: &Qualified, terms: &[String]) -> Vec<String> {
+    apply_view_delta_in(d, Storage::DuckDb, q, data, &aggregate_weighted_in(d, q, &union_all(terms)))
 }
 
 #[cfg(test)]

@@ -7,6 +7,27 @@
 
 use crate::ir::TableId;
 
+/// The kind of database that keeps a view's stored result and change state. DuckLake 1.5.5 takes
+/// one UPDATE or DELETE action per MERGE and no compression choice per column, so a merge there
+/// is a MERGE that updates and inserts followed by a DELETE of the rows whose count reached 0.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Storage {
+    #[default]
+    DuckDb,
+    DuckLake,
+}
+
+impl Storage {
+    /// The storage of a database of this type (`duckdb_databases().type`), if views can live there.
+    pub fn of_type(ty: &str) -> Option<Storage> {
+        match ty.to_ascii_lowercase().as_str() {
+            "duckdb" => Some(Storage::DuckDb),
+            "ducklake" => Some(Storage::DuckLake),
+            _ => None,
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Dialect {
     #[default]
