@@ -80,6 +80,11 @@ CREATE TABLE IF NOT EXISTS openivm.cursors (
     seq         BIGINT NOT NULL
 );
 
+-- The feed's watermark when the view's cursor last moved: for a DuckLake feed, the snapshot at
+-- which the view's state of the table is (read by the N-term rule as the table's old state when
+-- the view lags behind the feed). NULL in rows made before it. Added after the first release.
+ALTER TABLE openivm.cursors ADD COLUMN IF NOT EXISTS watermark VARCHAR;
+
 -- One row per refresh that did work (a refresh that finds nothing to do writes nothing).
 CREATE TABLE IF NOT EXISTS openivm_refresh_history (
     view_name           VARCHAR NOT NULL,

@@ -53,6 +53,9 @@ pub struct Feed {
     pub pending_rows: i64,
     /// The reading view's cursor (the feed's `seq` for a view not attached yet).
     pub cursor: i64,
+    /// The feed's watermark when the reading view's cursor last moved (None: not recorded, or
+    /// the feed has none): a DuckLake feed's snapshot at which the view's state of the table is.
+    pub cursor_watermark: Option<String>,
     /// Views with a cursor into this feed.
     pub consumers: i64,
     /// The oldest cursor of the feed's other views (None: no other view, or not read), as
@@ -117,6 +120,7 @@ impl Feed {
             log_rows: n(11)?,
             pending_rows: n(12)?,
             cursor: n(10)?,
+            cursor_watermark: None,
             consumers: 0,
             others_min: None,
         })
@@ -149,8 +153,29 @@ impl Feed {
 }
 
 /// Every view's cursor: (schema, view, feed id, seq).
-fn cursors(db: &dyn Sql) -> Result<Vec<(String, String, i64, i64)>> {
-    CURSORS.rows(db, [])?.iter().map(|r| Ok((r.text(0)?, r.text(1)?, r.int(2)?, r.int(3)?))).collect()
+fn cursors(db: &dyn Sql) -> Result<Vec<Cursor>> {
+    CURSORS
+        .rows(db, [])?
+        .iter()
+        .map(|r| {
+            Ok(Cursor {
+                schema: r.text(0)?,
+                view: r.text(1)?,
+                feed: r.int(2)?,
+                seq: r.int(3)?,
+                watermark: Some(r.text(4)?).filter(|w| !w.is_empty()),
+            })
+        })
+        .collect()
+}
+
+/// A view's cursor into a feed, as stored.
+struct Cursor {
+    schema: String,
+    view: String,
+    feed: i64,
+    seq: i64,
+    watermark: Option<String>,
 }
 
 /// The feeds a view reads, with its cursors and the number of views sharing each.
@@ -168,15 +193,20 @@ pub fn of_view_and_readers(
     readers: bool,
 ) -> Result<(Vec<Feed>, Vec<Feed>)> {
     let cursors = cursors(db)?;
-    let mine: Vec<&(String, String, i64, i64)> = cursors.iter().filter(|c| c.0 == schema && c.1 == view).collect();
+    let mine: Vec<&Cursor> = cursors.iter().filter(|c| c.schema == schema && c.view == view).collect();
     if mine.is_empty() && !readers {
         return Ok((vec![], vec![]));
     }
     let (mut out, mut on_view) = (Vec::new(), Vec::new());
     for mut f in all_feeds(db, catalog, &cursors)? {
-        if let Some(c) = mine.iter().find(|c| c.2 == f.id) {
-            f.cursor = c.3;
-            f.others_min = cursors.iter().filter(|c| c.2 == f.id && !(c.0 == schema && c.1 == view)).map(|c| c.3).min();
+        if let Some(c) = mine.iter().find(|c| c.feed == f.id) {
+            f.cursor = c.seq;
+            f.cursor_watermark = c.watermark.clone();
+            f.others_min = cursors
+                .iter()
+                .filter(|c| c.feed == f.id && !(c.schema == schema && c.view == view))
+                .map(|c| c.seq)
+                .min();
             out.push(f);
         } else if readers
             && f.table.catalog.eq_ignore_ascii_case(catalog)
@@ -196,20 +226,21 @@ pub fn with_readers(db: &dyn Sql, catalog: &str) -> Result<Vec<(Feed, Vec<ViewNa
     Ok(feeds
         .into_iter()
         .map(|f| {
-            let readers = cursors.iter().filter(|c| c.2 == f.id).map(|c| (c.0.clone(), c.1.clone())).collect();
+            let readers =
+                cursors.iter().filter(|c| c.feed == f.id).map(|c| (c.schema.clone(), c.view.clone())).collect();
             (f, readers)
         })
         .collect())
 }
 
 /// Every feed as stored, with its number of views counted from `cursors`.
-fn all_feeds(db: &dyn Sql, catalog: &str, cursors: &[(String, String, i64, i64)]) -> Result<Vec<Feed>> {
+fn all_feeds(db: &dyn Sql, catalog: &str, cursors: &[Cursor]) -> Result<Vec<Feed>> {
     FEEDS_OF_VIEW
         .rows(db, [])?
         .iter()
         .map(|r| {
             let mut f = Feed::from_row(catalog, r)?;
-            f.consumers = cursors.iter().filter(|c| c.2 == f.id).count() as i64;
+            f.consumers = cursors.iter().filter(|c| c.feed == f.id).count() as i64;
             Ok(f)
         })
         .collect()
@@ -249,7 +280,7 @@ pub fn find_or_start(
     let found = FEED_FIND.rows(db, [&here, &named, &table.schema, &table.name])?;
     if let Some(r) = found.first() {
         let mut f = Feed::from_row(catalog, r)?;
-        f.consumers = cursors(db)?.iter().filter(|c| c.2 == f.id).count() as i64;
+        f.consumers = cursors(db)?.iter().filter(|c| c.feed == f.id).count() as i64;
         return Ok(f);
     }
     let id = FEED_NEXT_ID.scalar_int(db, [])?;
@@ -266,6 +297,7 @@ pub fn find_or_start(
         log_rows: 0,
         pending_rows: 0,
         cursor: 0,
+        cursor_watermark: None,
         consumers: 0,
         others_min: None,
     };
@@ -473,7 +505,7 @@ pub fn owned(delta: &Qualified) -> bool {
 /// by other views, each feed also read the oldest cursor).
 #[derive(Default)]
 pub struct Bookkeeping {
-    cursors: Vec<(i64, i64)>,
+    cursors: Vec<(i64, i64, Option<String>)>,
     feeds: Vec<i64>,
 }
 
@@ -549,7 +581,7 @@ pub fn commit(
         // when this view held the oldest one (the last view of the feed to apply a batch).
         let held = feed.others_min.map_or(feed.cursor, |m| m.min(feed.cursor));
         if feed.cursor != feed.seq {
-            book.cursors.push((feed.id, feed.seq));
+            book.cursors.push((feed.id, feed.seq, feed.watermark.clone()));
         }
         feed.cursor = feed.seq;
         let oldest = feed.others_min.map_or(feed.seq, |m| m.min(feed.seq));
@@ -561,10 +593,13 @@ pub fn commit(
     }
     if attached {
         if feed.cursor != feed.seq {
-            db.execute(&sql::cursors_advance(schema, view, &[(feed.id, feed.seq)]))?;
+            db.execute(&sql::cursors_advance(schema, view, &[(feed.id, feed.seq, feed.watermark.clone())]))?;
         }
     } else {
-        CURSOR_SET.run(db, [schema, view, &feed.id.to_string(), &feed.seq.to_string()])?;
+        CURSOR_SET.run(
+            db,
+            [schema, view, &feed.id.to_string(), &feed.seq.to_string(), feed.watermark.as_deref().unwrap_or("")],
+        )?;
         feed.consumers += 1;
     }
     feed.cursor = feed.seq;

@@ -30,9 +30,24 @@ pub struct NTerm {
 pub struct TableInput<'a> {
     pub table: &'a TableId,
     pub kind: &'a SourceKind,
-    /// The snapshot the feed had captured before this refresh, when the view had applied every
-    /// batch of the feed (its stored result is then the table at that snapshot).
+    /// The snapshot at which the view's stored result has the table (`old_snapshot`).
     pub old_snapshot: Option<i64>,
+}
+
+/// The snapshot at which a view's stored result has a DuckLake feed's table: the feed's
+/// watermark before this refresh when the view had applied every batch of the feed; else the
+/// watermark recorded with the view's cursor when it last moved (the batches logged since then
+/// are exactly the table's changes after it). None: not known (a cursor written before the
+/// watermark was recorded, or a feed restarted for the view's readers).
+pub fn old_snapshot(feed: &crate::capture::feeds::Feed) -> Option<i64> {
+    let w = if feed.cursor >= feed.seq {
+        feed.watermark.as_deref()
+    } else if feed.cursor >= 0 {
+        feed.cursor_watermark.as_deref()
+    } else {
+        None
+    };
+    w.and_then(|w| w.parse().ok())
 }
 
 /// The rule a refresh takes: the N-term plan, or inclusion-exclusion with a note on why the
@@ -69,8 +84,8 @@ pub fn choose(
     for t in tables {
         let Some(snapshot) = t.old_snapshot else {
             return Ok(Choice::InclusionExclusion(Some(
-                "inclusion-exclusion rule: the view has not applied every batch of its tables' feeds, so their old \
-                 states are not one snapshot each"
+                "inclusion-exclusion rule: the snapshot at which the view has a table is not known (its cursor was \
+                 written by an earlier version, or its feed restarted)"
                     .into(),
             )));
         };

@@ -458,9 +458,7 @@ fn second_transaction(
         .map(|i| super::nterm::TableInput {
             table: &i.feed.table,
             kind: &i.feed.kind,
-            old_snapshot: (i.feed.cursor >= i.feed.seq)
-                .then(|| i.feed.watermark.as_deref().and_then(|w| w.parse().ok()))
-                .flatten(),
+            old_snapshot: super::nterm::old_snapshot(&i.feed),
         })
         .collect();
     let aliases: Vec<String> = c.q.leaves.iter().map(|l| l.alias.clone()).collect();

@@ -422,10 +422,13 @@ pub fn views_refreshed(views: &[(&str, &str)]) -> String {
     )
 }
 
-pub fn cursors_advance(schema: &str, view: &str, moves: &[(i64, i64)]) -> String {
-    let values = list(moves, ", ", |(id, seq)| format!("({id}, {seq})"));
+/// Moves a view's cursors: (feed id, seq, the feed's watermark then).
+pub fn cursors_advance(schema: &str, view: &str, moves: &[(i64, i64, Option<String>)]) -> String {
+    let values = list(moves, ", ", |(id, seq, w)| {
+        format!("({id}, {seq}, {})", w.as_deref().map_or("CAST(NULL AS VARCHAR)".to_string(), literal))
+    });
     format!(
-        "UPDATE openivm.cursors SET seq = v.seq FROM (VALUES {values}) v(feed_id, seq) \
+        "UPDATE openivm.cursors SET seq = v.seq, watermark = v.watermark FROM (VALUES {values}) v(feed_id, seq, watermark) \
          WHERE openivm.cursors.view_schema = {} AND openivm.cursors.view_name = {} AND openivm.cursors.feed_id = v.feed_id",
         literal(schema),
         literal(view)
@@ -512,7 +515,8 @@ mod tests {
         let sql = feeds_update(&[row]);
         assert!(sql.contains("FROM (VALUES (3, 'append_only', NULL, 'it''s 9', 10, 12, 4, 0, 0)) v("), "{sql}");
         assert!(sql.ends_with("WHERE openivm.feeds.feed_id = v.feed_id"), "{sql}");
-        let moves = cursors_advance("main", "o'v", &[(1, 5), (2, 7)]);
+        let moves = cursors_advance("main", "o'v", &[(1, 5, None), (2, 7, Some("12".into()))]);
+        assert!(moves.contains("VALUES (1, 5, CAST(NULL AS VARCHAR)), (2, 7, '12')"), "{moves}");
         assert!(moves.contains("(VALUES (1, 5), (2, 7)) v(feed_id, seq)"), "{moves}");
         assert!(moves.contains("view_schema = 'main' AND openivm.cursors.view_name = 'o''v'"), "{moves}");
     }

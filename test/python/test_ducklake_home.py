@@ -177,6 +177,18 @@ class DuckLakeHomeTest(unittest.TestCase):
         self.assertFalse({t for t in lake_tables(con) if t.startswith("openivm.data_")})
         con.close()
 
+    def test_other_kinds_of_database_are_refused_as_a_home(self):
+        from test_ducklake_sqlite import sqlite_extension
+
+        con = connect()
+        con.execute(f"LOAD '{sqlite_extension()}'")
+        con.execute(f"ATTACH '{self.dir}/other.sqlite' AS sq (TYPE sqlite)")
+        con.execute("CREATE TABLE t(k INTEGER)")
+        with self.assertRaisesRegex(Exception, "kept in DuckDB or DuckLake databases; 'sq' is a sqlite database"):
+            con.execute("SELECT * FROM openivm_create('sq.main.v', 'SELECT k, COUNT(*) AS n FROM memory.main.t GROUP BY k')")
+        self.assertEqual(con.execute("SELECT count(*) FROM duckdb_tables() WHERE database_name = 'sq'").fetchone()[0], 0)
+        con.close()
+
     def test_reattached_under_another_name(self):
         con = self.lake()
         self.fill(con)
