@@ -162,6 +162,34 @@ fn is_missing_snapshot(e: &Error) -> bool {
     e.to_string().contains("No snapshot found")
 }
 
+/// Whether the snapshots after the feed's watermark delete or update rows of its table (so a
+/// capture would read DuckLake's deletion half, which scans the table's data files). Two reads
+/// of the lake's metadata; false when nothing is pending or the range cannot be told (the
+/// capture then finds out).
+pub fn deletes_pending(db: &dyn Sql, feed: &Feed, id: i64) -> Result<bool> {
+    let (Ok(after), Ok(to)) = (watermark(feed), current_snapshot(db, &feed.table.catalog)) else {
+        return Ok(false);
+    };
+    if to <= after {
+        return Ok(false);
+    }
+    let mut touched = Vec::new();
+    for r in db.query(&lake_sql::snapshot_changes(&feed.table.catalog, after, to))? {
+        touched.push((r.int(0)?, touch(&r.text(1)?, id)));
+    }
+    Ok(segments(&touched).iter().any(|s| s.deletes))
+}
+
+/// The watermark of a feed restarted without reading its changes, for a recompute that reads
+/// the table in this transaction: the lake's snapshot now. None when the table is not the one
+/// the feed follows any more (the capture then says so and restarts the feed).
+pub fn rebaseline(db: &dyn Sql, feed: &Feed, id: i64) -> Result<Option<String>> {
+    if table_id(db, &feed.table)? != Some(id) {
+        return Ok(None);
+    }
+    Ok(Some(current_snapshot(db, &feed.table.catalog)?.to_string()))
+}
+
 pub fn capture(db: &dyn Sql, feed: &Feed, id: i64, name: &str, size_now: i64) -> Result<Fresh> {
     let after = watermark(feed)?;
     let to = current_snapshot(db, &feed.table.catalog)?;
@@ -193,7 +221,6 @@ pub fn capture(db: &dyn Sql, feed: &Feed, id: i64, name: &str, size_now: i64) ->
     }
     let mut touched = Vec::new();
     for r in db.query(&lake_sql::snapshot_changes(&feed.table.catalog, after, to))? {
-        use crate::db::Cells;
         touched.push((r.int(0)?, touch(&r.text(1)?, id)));
     }
     fresh.watermark = Some(to.to_string());

@@ -134,15 +134,20 @@ pub fn capture(db: &dyn Sql, feed: &feeds::Feed, name: &str, size_now: i64) -> R
     }
 }
 
-/// Restarts an append-only feed from its table as it is now, without reading the new rows: for
-/// a view that recomputes and is the feed's only reader. No promise is checked (the recompute
-/// reads the table as it is).
-pub fn rebaseline(db: &dyn Sql, feed: &feeds::Feed, size_now: i64) -> Result<Fresh> {
-    let SourceKind::AppendOnly(pos) = &feed.kind else {
-        return Err(Error::Internal("only an append-only feed can restart without a capture".into()));
+/// Restarts an append-only or DuckLake feed from its table as it is now, without reading the
+/// changes: for a view that recomputes and is the feed's only reader. No promise is checked (the
+/// recompute reads the table as it is). None: this feed cannot restart so (another source, or a
+/// DuckLake table dropped and created again, which the capture reports).
+pub fn rebaseline(db: &dyn Sql, feed: &feeds::Feed, size_now: i64) -> Result<Option<Fresh>> {
+    let (watermark, row_count) = match &feed.kind {
+        SourceKind::AppendOnly(pos) => append_only::baseline(db, &feed.table, pos)?,
+        SourceKind::DuckLake(id) => match ducklake::rebaseline(db, feed, *id)? {
+            Some(w) => (Some(w), feed.row_count),
+            None => return Ok(None),
+        },
+        _ => return Ok(None),
     };
-    let (watermark, row_count) = append_only::baseline(db, &feed.table, pos)?;
-    Ok(Fresh {
+    Ok(Some(Fresh {
         delta: None,
         stats: DeltaStats::default(),
         watermark,
@@ -150,7 +155,7 @@ pub fn rebaseline(db: &dyn Sql, feed: &feeds::Feed, size_now: i64) -> Result<Fre
         size_seen: size_now,
         net: None,
         took_pending: false,
-    })
+    }))
 }
 
 /// Whether a capture can be skipped: an append-only or recorded table whose appended-row count

@@ -218,7 +218,7 @@ fn first_transaction(db: &dyn Sql, cache: &mut Cache, name: &str, opts: &Options
         match appended {
             Some(a) => mode::full_before_capture(requested, &a, &rows),
             None if requested == Requested::Full => mode::full_before_capture(requested, &[], &[]),
-            None => None,
+            None => lake_deletions_first(db, &c, &feeds, requested, &rows)?,
         }
     };
     // A full refresh, or a view whose feed was rebuilt, captures in the second transaction only.
@@ -288,6 +288,32 @@ fn first_transaction(db: &dyn Sql, cache: &mut Cache, name: &str, opts: &Options
         return Ok(First::NothingToDo { c });
     }
     Ok(First::Go(Go { key, c, sizes, inputs, requested, pruning, feeds: Some((feeds, readers)), full_first }))
+}
+
+/// Auto's choice before capture for a view with DuckLake tables only it reads whose pending
+/// snapshots delete rows (`mode::lake_deletions_before_capture`); None when there is none.
+fn lake_deletions_first(
+    db: &dyn Sql,
+    c: &Compiled,
+    feeds: &[Feed],
+    requested: Requested,
+    rows: &[u64],
+) -> Result<Option<String>> {
+    if requested != Requested::Auto || rows.iter().sum::<u64>() < mode::FULL_MIN_ROWS {
+        return Ok(None);
+    }
+    let mut deleting = Vec::new();
+    for &k in &c.leaf_table {
+        let d = match feed_of(feeds, c, k) {
+            Some(f) if f.consumers == 1 && f.cursor >= 0 && f.kind == c.sources[k] => match f.kind {
+                SourceKind::DuckLake(id) => capture::ducklake::deletes_pending(db, &f, id)?,
+                _ => false,
+            },
+            _ => false,
+        };
+        deleting.push(d);
+    }
+    Ok(mode::lake_deletions_before_capture(requested, &deleting, rows))
 }
 
 fn second_transaction(
@@ -366,17 +392,22 @@ fn second_transaction(
         let name = capture::temp_name("delta", k);
         // A recompute decided before capture needs no batch of a table only this view reads.
         // (Not with writes recorded through openivm waiting: those must be applied or dropped.)
-        let sole_append_only =
-            matches!(feed.kind, SourceKind::AppendOnly(_)) && feed.consumers == 1 && feed.pending_rows == 0;
-        if full_first.is_some() && round.is_none() && sole_append_only && switch_to.is_none() && feed.cursor >= 0 {
-            let fresh = capture::rebaseline(db, &feed, sizes[k])?;
-            let stats = DeltaStats::default();
+        let sole = matches!(feed.kind, SourceKind::AppendOnly(_) | SourceKind::DuckLake(_))
+            && feed.consumers == 1
+            && feed.pending_rows == 0;
+        let restarted = if full_first.is_some() && round.is_none() && sole && switch_to.is_none() && feed.cursor >= 0 {
+            capture::rebaseline(db, &feed, sizes[k])?
+        } else {
+            None
+        };
+        if let Some(fresh) = restarted {
+            let bounded = capture::lake_state(&feed, &fresh);
             inputs.push(Input {
                 feed,
                 fresh,
                 delta: None,
-                stats,
-                bounded: None,
+                stats: DeltaStats::default(),
+                bounded,
                 switch_to,
                 round_owned: false,
                 shared_delta: false,

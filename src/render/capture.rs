@@ -517,7 +517,7 @@ mod tests {
         assert!(sql.ends_with("WHERE openivm.feeds.feed_id = v.feed_id"), "{sql}");
         let moves = cursors_advance("main", "o'v", &[(1, 5, None), (2, 7, Some("12".into()))]);
         assert!(moves.contains("VALUES (1, 5, CAST(NULL AS VARCHAR)), (2, 7, '12')"), "{moves}");
-        assert!(moves.contains("(VALUES (1, 5), (2, 7)) v(feed_id, seq)"), "{moves}");
+        assert!(moves.contains(") v(feed_id, seq, watermark)"), "{moves}");
         assert!(moves.contains("view_schema = 'main' AND openivm.cursors.view_name = 'o''v'"), "{moves}");
     }
 }
