@@ -11,6 +11,11 @@
 //! the pruned inclusion-exclusion plan (current-state scans, Möbius signs); otherwise the N-term
 //! (telescoping) plan, one term per changed leaf i: leaves before i at their new state, leaf i
 //! as its delta, leaves after i at their old state. Both skip the terms of unchanged leaves.
+//!
+//! A set operation (UNION [ALL], INTERSECT [ALL], EXCEPT [ALL]: `ViewQuery::branches`) always
+//! takes inclusion-exclusion, as its refresh does: each branch its own 2^n - 1 terms over its own
+//! leaves (`plan::plan_spans`), foreign keys proven and pruning within a branch, a table's one
+//! `delta_<t>` read by every branch that reads the table, and all terms merged at once.
 
 use std::collections::BTreeMap;
 
@@ -222,11 +227,6 @@ pub struct Resolved {
 /// when it does not: a misspelt name must not silently drop a fact. A column the table lacks is
 /// an error.
 pub fn resolve(q: &ViewQuery, f: &Facts, exists: &dyn Fn(&str) -> Result<bool>) -> Result<Resolved> {
-    if !q.branches.is_empty() {
-        return Err(Error::Unsupported(
-            "a view over a UNION ALL in openivm_compile_with_facts (its program would be one per branch)".into(),
-        ));
-    }
     let tables = q.tables();
     let mut unused = Vec::new();
     let mut find = |name: &str, fact: &str| -> Result<Option<TableId>> {
@@ -331,6 +331,33 @@ pub fn choose_rule(ie: &[(Term, TermStatus)]) -> Rule {
     }
 }
 
+/// The rule of a view's program: a set operation (`ViewQuery::branches`) takes
+/// inclusion-exclusion, each branch its own terms, since the N-term rule orders the leaves of one
+/// join; a single join takes the reference design's choice (`choose_rule`).
+pub fn rule_for(set_operation: bool, ie: &[(Term, TermStatus)]) -> Rule {
+    if set_operation {
+        Rule::InclusionExclusion
+    } else {
+        choose_rule(ie)
+    }
+}
+
+/// The branch (index into `spans`) that leaf `i` belongs to.
+pub fn leaf_branch(spans: &[(usize, usize)], i: usize) -> usize {
+    spans.iter().position(|&(first, n)| (first..first + n).contains(&i)).unwrap_or(0)
+}
+
+/// The term counts of each branch of `spans` in an inclusion-exclusion plan.
+pub fn branch_counts(spans: &[(usize, usize)], ie: &[(Term, TermStatus)]) -> Vec<plan::TermCounts> {
+    (0..spans.len())
+        .map(|b| {
+            let mine: Vec<(Term, TermStatus)> =
+                ie.iter().filter(|(t, _)| plan::branch_of(spans, t.mask) == Some(b)).copied().collect();
+            plan::count_terms(&mine)
+        })
+        .collect()
+}
+
 /// Everything the program is built from, and reported in its 'facts' row.
 #[derive(Clone, Debug)]
 pub struct Decision {
@@ -378,12 +405,24 @@ pub fn decide(q: &ViewQuery, r: &Resolved) -> Decision {
         r.fks.iter().filter(|fk| !proven.iter().any(|p| &p.fk == *fk)).map(|fk| (fk.clone(), rejection(fk))).collect();
     let fk_bits = facts::fk_skip_bits(&proven, &shapes);
     let n = q.leaves.len();
-    let ie = plan::plan_terms(n, empty_bits, fk_bits);
-    let nterm = nterm_terms(n, empty_bits);
-    let rule = choose_rule(&ie);
+    let spans = q.spans();
+    let set_operation = !q.branches.is_empty();
+    let ie = plan::plan_spans(&spans, empty_bits, fk_bits);
+    // A set operation has no N-term plan: its leaves are several joins.
+    let nterm = if set_operation { vec![] } else { nterm_terms(n, empty_bits) };
+    let rule = rule_for(set_operation, &ie);
     let counts = plan::count_terms(&ie);
     let n_run = nterm.iter().filter(|(_, s)| *s == TermStatus::Run).count();
     let reason = match rule {
+        Rule::InclusionExclusion if set_operation => format!(
+            "a set operation: inclusion-exclusion per branch (the N-term rule orders one join); {} branches, {} of \
+             {} terms run, {} pruned by foreign keys, {} skipped for empty deltas",
+            spans.len(),
+            counts.run,
+            counts.total,
+            counts.fk_pruned,
+            counts.empty_skipped
+        ),
         Rule::InclusionExclusion => format!(
             "foreign keys prune {} of the {} inclusion-exclusion terms: the pruned plan runs {} term(s)",
             counts.fk_pruned, counts.total, counts.run
@@ -486,23 +525,59 @@ fn delta_leaves(q: &ViewQuery, mask: Mask) -> Vec<String> {
     plan::leaves_of(mask).map(|i| q.leaves[i].alias.clone()).collect()
 }
 
-/// The 'facts' row: what the program was built from.
+/// For a set operation, what the 'facts' row says of each branch: its leaves, its operand of an
+/// INTERSECT / EXCEPT, and its terms' counts.
+fn branches_json(q: &ViewQuery, dec: &Decision) -> Vec<Json> {
+    let spans = q.spans();
+    q.branches
+        .iter()
+        .zip(&spans)
+        .zip(branch_counts(&spans, &dec.ie))
+        .enumerate()
+        .map(|(b, ((branch, &(first, n)), c))| {
+            let mut j = json!({
+                "branch": b,
+                "leaves": (first..first + n).map(|i| q.leaves[i].alias.clone()).collect::<Vec<_>>(),
+                "terms": c.total,
+                "terms_run": c.run,
+                "terms_fk_pruned": c.fk_pruned,
+                "terms_empty_skipped": c.empty_skipped,
+            });
+            if let Some(side) = branch.side {
+                j["side"] = json!(side);
+            }
+            j
+        })
+        .collect()
+}
+
+/// The 'facts' row: what the program was built from. For a set operation, leaves, proven FK
+/// relations and terms carry their `branch`, and `branches` sums up each branch.
 pub fn facts_document(d: Dialect, q: &ViewQuery, data: &Qualified, dec: &Decision) -> Json {
     let tables = q.tables();
     let deltas = rc::delta_relations(&tables);
+    let spans = q.spans();
+    let set_operation = !q.branches.is_empty();
+    let with_branch = |mut j: Json, leaf: usize| {
+        if set_operation {
+            j["branch"] = json!(leaf_branch(&spans, leaf));
+        }
+        j
+    };
     let leaves: Vec<Json> = q
         .leaves
         .iter()
         .enumerate()
         .map(|(i, l)| {
-            json!({
+            let j = json!({
                 "leaf": i,
                 "alias": l.alias,
                 "table": qualified(&l.table),
                 "delta_shape": dec.leaf_shape[i].as_str(),
                 "insert_only": dec.insert_only[i],
                 "delta_relation": deltas[dec.leaf_table[i]],
-            })
+            });
+            with_branch(j, i)
         })
         .collect();
     let proven: Vec<Json> = dec
@@ -513,7 +588,7 @@ pub fn facts_document(d: Dialect, q: &ViewQuery, data: &Qualified, dec: &Decisio
             j["child_leaf"] = json!(q.leaves[p.child_leaf].alias);
             j["parent_leaf"] = json!(q.leaves[p.parent_leaf].alias);
             j["prunes"] = json!(dec.insert_only[p.parent_leaf]);
-            j
+            with_branch(j, p.parent_leaf)
         })
         .collect();
     let rejected: Vec<Json> = dec
@@ -528,7 +603,10 @@ pub fn facts_document(d: Dialect, q: &ViewQuery, data: &Qualified, dec: &Decisio
     let unused: Vec<Json> = dec.unused.iter().map(|(fact, why)| json!({"fact": fact, "reason": why})).collect();
     let (kept, pruned): (Vec<Json>, Vec<Json>) = match dec.rule {
         Rule::InclusionExclusion => {
-            let one = |t: &Term, s: &TermStatus| json!({"mask": t.mask, "delta_leaves": delta_leaves(q, t.mask), "sign": t.sign, "status": s.as_str()});
+            let one = |t: &Term, s: &TermStatus| {
+                let j = json!({"mask": t.mask, "delta_leaves": delta_leaves(q, t.mask), "sign": t.sign, "status": s.as_str()});
+                with_branch(j, t.mask.trailing_zeros() as usize)
+            };
             (
                 dec.ie.iter().filter(|(_, s)| *s == TermStatus::Run).map(|(t, s)| one(t, s)).collect(),
                 dec.ie.iter().filter(|(_, s)| *s != TermStatus::Run).map(|(t, s)| one(t, s)).collect(),
@@ -552,7 +630,7 @@ pub fn facts_document(d: Dialect, q: &ViewQuery, data: &Qualified, dec: &Decisio
             )
         }
     };
-    json!({
+    let mut doc = json!({
         "dialect": d.as_str(),
         "rule": dec.rule.as_str(),
         "rule_reason": dec.reason,
@@ -564,7 +642,11 @@ pub fn facts_document(d: Dialect, q: &ViewQuery, data: &Qualified, dec: &Decisio
         "terms_kept": kept,
         "terms_pruned": pruned,
         "inclusion_exclusion_terms": plan::count_terms(&dec.ie).total,
-    })
+    });
+    if set_operation {
+        doc["branches"] = json!(branches_json(q, dec));
+    }
+    doc
 }
 
 /// Whether `name` resolves to a table or view in DuckDB's catalog.
@@ -618,8 +700,9 @@ pub fn compile(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ast::{Compared, Constant, Expr, FromItem, SelectItem, UnionBranch};
     use crate::bind::bind;
-    use crate::bind::tests::{star_select, TestCatalog};
+    use crate::bind::tests::{col, eq, join, star_select, table, TestCatalog};
 
     fn star() -> ViewQuery {
         bind(star_select(), &TestCatalog::star()).unwrap()
@@ -627,6 +710,180 @@ mod tests {
 
     fn facts(text: &str) -> Resolved {
         resolve(&star(), &parse_facts(text).unwrap(), &|n| Ok(n == "elsewhere")).unwrap()
+    }
+
+    /// `SELECT <items> FROM <from> [WHERE <filter>]`, a branch of a set operation on `side`.
+    fn branch(items: &[(Expr, &str)], from: FromItem, filter: Option<Expr>, side: u8) -> UnionBranch {
+        let mut select = star_select();
+        select.items = items.iter().map(|(e, a)| SelectItem { expr: e.clone(), alias: Some(a.to_string()) }).collect();
+        select.from = from;
+        select.where_clause = filter;
+        select.group_by = vec![];
+        UnionBranch { select, tree: String::new(), side }
+    }
+
+    /// `SELECT u.k, u.n FROM (<branches>) u`: a top-level set operation.
+    fn set_operation(branches: Vec<UnionBranch>, compared: Option<Compared>) -> ViewQuery {
+        let mut s = star_select();
+        s.items = ["k", "n"].iter().map(|c| SelectItem { expr: col("u", c), alias: None }).collect();
+        s.from = FromItem::Union { branches, alias: "u".into(), columns: vec![], compared };
+        s.group_by = vec![];
+        bind(s, &TestCatalog::star()).unwrap()
+    }
+
+    /// `SELECT f.pid AS k, p.name AS n FROM fact f JOIN product p ON f.pid = p.pid UNION ALL
+    /// SELECT p.pid, p.name FROM product p`: a 2-leaf join (leaves 0, 1) and a 1-leaf branch (2).
+    fn join_union_dimension() -> ViewQuery {
+        let joined = join(table("fact", "f"), table("product", "p"), eq(col("f", "pid"), col("p", "pid")));
+        set_operation(
+            vec![
+                branch(&[(col("f", "pid"), "k"), (col("p", "name"), "n")], joined, None, 0),
+                branch(&[(col("p", "pid"), "k"), (col("p", "name"), "n")], table("product", "p"), None, 0),
+            ],
+            None,
+        )
+    }
+
+    /// `SELECT id AS k, sid AS n FROM fact f WHERE f.pid = 1 <op> SELECT id, pid FROM fact f
+    /// WHERE f.sid = 1`: one table in both branches.
+    fn fact_twice(compared: Option<Compared>) -> ViewQuery {
+        let is_1 = |c: &str| Some(eq(col("f", c), Expr::Constant(Constant::Integer(1))));
+        set_operation(
+            vec![
+                branch(&[(col("f", "id"), "k"), (col("f", "sid"), "n")], table("fact", "f"), is_1("pid"), 0),
+                branch(&[(col("f", "id"), "k"), (col("f", "pid"), "n")], table("fact", "f"), is_1("sid"), 1),
+            ],
+            compared,
+        )
+    }
+
+    fn resolved(q: &ViewQuery, text: &str) -> Resolved {
+        resolve(q, &parse_facts(text).unwrap(), &|_| Ok(false)).unwrap()
+    }
+
+    fn data() -> Qualified {
+        Qualified { catalog: "memory".into(), schema: "main".into(), name: "openivm_data_v".into() }
+    }
+
+    #[test]
+    fn a_set_operation_always_takes_inclusion_exclusion() {
+        let pruned = [(Term { mask: 1, sign: 1 }, TermStatus::FkPruned)];
+        let run = [(Term { mask: 1, sign: 1 }, TermStatus::Run)];
+        assert_eq!(rule_for(true, &run), Rule::InclusionExclusion);
+        assert_eq!(rule_for(false, &run), Rule::NTerm);
+        assert_eq!(rule_for(false, &pruned), Rule::InclusionExclusion);
+        // branches of 2 and 1 leaves: leaves 0, 1 in branch 0, leaf 2 in branch 1
+        let spans = [(0, 2), (2, 1)];
+        assert_eq!((0..3).map(|i| leaf_branch(&spans, i)).collect::<Vec<_>>(), vec![0, 0, 1]);
+        let c = branch_counts(&spans, &plan::plan_spans(&spans, 0b100, 0b010));
+        assert_eq!((c[0].total, c[0].run, c[0].fk_pruned), (3, 1, 2));
+        assert_eq!((c[1].total, c[1].empty_skipped), (1, 1));
+    }
+
+    #[test]
+    fn a_union_has_three_plus_one_terms_and_prunes_within_its_branch() {
+        let q = join_union_dimension();
+        assert_eq!(q.spans(), vec![(0, 2), (2, 1)]);
+        // Nothing known: all 3 + 1 terms run, inclusion-exclusion all the same.
+        let dec = decide(&q, &resolved(&q, "{}"));
+        assert_eq!(dec.rule, Rule::InclusionExclusion);
+        assert!(dec.reason.starts_with("a set operation: inclusion-exclusion per branch"), "{}", dec.reason);
+        assert!(dec.nterm.is_empty());
+        let masks: Vec<(Mask, i32)> = dec.ie.iter().map(|(t, _)| (t.mask, t.sign)).collect();
+        assert_eq!(masks, vec![(0b001, 1), (0b010, 1), (0b011, -1), (0b100, 1)]);
+        assert!(dec.ie.iter().all(|(_, s)| *s == TermStatus::Run));
+        // The FK fact -> product, product insert-only: branch 0 proves it and prunes its terms
+        // with Δp (0b010, 0b011); branch 1 has no fact leaf, so its Δp term runs.
+        let fk = r#"{"fk_relations": [{"child_table": "fact", "child_columns": "pid", "parent_table": "product",
+                     "parent_columns": "pid"}], "delta_shape": {"product": "INSERT_ONLY"}}"#;
+        let dec = decide(&q, &resolved(&q, fk));
+        assert_eq!(dec.proven.len(), 1);
+        assert_eq!((dec.proven[0].child_leaf, dec.proven[0].parent_leaf), (0, 1));
+        assert_eq!(dec.fk_bits, 0b010);
+        let statuses: Vec<TermStatus> = dec.ie.iter().map(|(_, s)| *s).collect();
+        assert_eq!(statuses, vec![TermStatus::Run, TermStatus::FkPruned, TermStatus::FkPruned, TermStatus::Run]);
+        let doc = facts_document(Dialect::DuckDb, &q, &data(), &dec);
+        assert_eq!(doc["rule"], "inclusion_exclusion");
+        let kept: Vec<(u64, u64)> = doc["terms_kept"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| (t["mask"].as_u64().unwrap(), t["branch"].as_u64().unwrap()))
+            .collect();
+        assert_eq!(kept, vec![(0b001, 0), (0b100, 1)]);
+        assert_eq!(doc["terms_pruned"][0]["branch"], 0);
+        assert_eq!(doc["leaves"][2]["branch"], 1);
+        assert_eq!(doc["leaves"][2]["delta_relation"], "delta_product");
+        assert_eq!(doc["fk_relations"]["proven"][0]["branch"], 0);
+        assert_eq!(doc["branches"][0]["terms_fk_pruned"], 2);
+        assert_eq!(doc["branches"][1]["leaves"], json!(["p"]));
+        assert!(doc["branches"][1].get("side").is_none());
+        // A single join's row has no branch fields.
+        let single = facts_document(Dialect::DuckDb, &star(), &data(), &decide(&star(), &facts("{}")));
+        assert!(single.get("branches").is_none() && single["leaves"][0].get("branch").is_none());
+    }
+
+    #[test]
+    fn a_union_renders_each_branch_over_the_one_delta_of_its_tables() {
+        let q = join_union_dimension();
+        let dec = decide(&q, &resolved(&q, "{}"));
+        let terms = term_selects(Dialect::DuckDb, &q, &dec, &rc::delta_relations(&q.tables()));
+        assert_eq!(terms.len(), 4);
+        // Δp of branch 0 and of branch 1: the same relation.
+        assert!(terms[1].contains("FROM \"memory\".\"main\".\"fact\" AS \"f\", \"delta_product\" AS \"p\""));
+        assert!(terms[3].contains("FROM \"delta_product\" AS \"p\""), "{}", terms[3]);
+        assert!(!terms[3].contains("\"f\""));
+        // One table in both branches: one delta relation, read by each branch's term.
+        let q = fact_twice(None);
+        assert_eq!(rc::delta_relations(&q.tables()), vec!["delta_fact"]);
+        let dec = decide(&q, &resolved(&q, "{}"));
+        let terms = term_selects(Dialect::DuckDb, &q, &dec, &rc::delta_relations(&q.tables()));
+        assert_eq!(terms.len(), 2);
+        assert!(terms.iter().all(|t| t.contains("FROM \"delta_fact\" AS \"f\"")));
+        assert!(terms[0].contains("\"pid\" = 1") && terms[1].contains("\"sid\" = 1"));
+        // An UNCHANGED fact leaves nothing to run in either branch.
+        let none = decide(&q, &resolved(&q, r#"{"delta_shape": {"fact": "UNCHANGED"}}"#));
+        assert!(program(Dialect::DuckDb, &q, &data(), &none).is_empty());
+    }
+
+    #[test]
+    fn an_except_all_tags_each_branch_with_its_side_in_both_dialects() {
+        let q = fact_twice(Some(Compared::Except { all: true }));
+        let dec = decide(&q, &resolved(&q, r#"{"assume_insert_only": true}"#));
+        let p = program(Dialect::DuckDb, &q, &data(), &dec);
+        assert_eq!(p.len(), 1);
+        assert!(p[0].sql.contains("0 AS \"openivm_side\"") && p[0].sql.contains("1 AS \"openivm_side\""));
+        assert!(p[0].sql.contains("\"openivm_c1\""));
+        let s = program(Dialect::Spark, &q, &data(), &dec);
+        assert!(s[0].sql.starts_with("MERGE INTO `memory`.`main`.`openivm_data_v` AS openivm_t"), "{}", s[0].sql);
+        assert!(s[0].sql.contains("FROM `delta_fact` AS `f`"));
+        assert!(s[0].sql.contains("1 AS `openivm_side`") && s[0].sql.contains(" UNION ALL "));
+        assert!(!s[0].sql.contains('"'));
+        let doc = facts_document(Dialect::Spark, &q, &data(), &dec);
+        assert_eq!(doc["branches"][1]["side"], 1);
+        assert_eq!(doc["dialect"], "spark");
+    }
+
+    #[test]
+    fn a_union_renders_in_spark() {
+        let q = join_union_dimension();
+        let dec = decide(&q, &resolved(&q, r#"{"delta_shape": {"fact": "UNCHANGED"}}"#));
+        let s = program(Dialect::Spark, &q, &data(), &dec);
+        assert_eq!(s.len(), 1);
+        let sql = &s[0].sql;
+        assert!(
+            sql.contains(
+                "SELECT `f`.`pid` AS `openivm_g0`, `p`.`name` AS `openivm_g1`, (1 * `p`.`openivm_multiplicity`) AS \
+             `openivm_weight` FROM `memory`.`main`.`fact` AS `f`, `delta_product` AS `p` WHERE (`f`.`pid` = `p`.`pid`)"
+            ),
+            "{sql}"
+        );
+        assert!(sql.contains(
+            "UNION ALL SELECT `p`.`pid` AS `openivm_g0`, `p`.`name` AS `openivm_g1`, (1 * `p`.`openivm_multiplicity`) \
+             AS `openivm_weight` FROM `delta_product` AS `p` WHERE TRUE"
+        ), "{sql}");
+        assert!(sql.contains("openivm_t.`openivm_g0` <=> openivm_d.`openivm_g0`"));
+        assert!(!sql.contains('"'));
     }
 
     #[test]

@@ -22,6 +22,29 @@ QUERIES = [
     "SELECT p.name, f.qty FROM fact f JOIN product p ON f.pid = p.pid WHERE f.qty > 2",
 ]
 
+# Set operations: every branch a join of its own, inclusion-exclusion per branch.
+SET_QUERIES = [
+    # a UNION ALL of two joins over the same tables
+    "SELECT p.name, f.qty FROM fact f JOIN product p ON f.pid = p.pid WHERE f.qty > 3 "
+    "UNION ALL SELECT p.name, f.qty FROM fact f JOIN product p ON f.pid = p.pid WHERE f.amount < 10",
+    # a UNION ALL in FROM, grouped: a 2-leaf and a 3-leaf branch
+    "SELECT u.city, SUM(u.v) AS total, COUNT(*) AS n FROM (SELECT s.city, f.amount AS v FROM fact f "
+    "JOIN store s ON f.sid = s.sid UNION ALL SELECT s.city, f.qty FROM fact f JOIN product p ON f.pid = p.pid "
+    "JOIN store s ON f.sid = s.sid WHERE p.name = 'p1') u GROUP BY u.city",
+    # a UNION (distinct)
+    "SELECT p.name FROM fact f JOIN product p ON f.pid = p.pid WHERE f.qty > 4 "
+    "UNION SELECT s.city FROM fact f JOIN store s ON f.sid = s.sid",
+    # INTERSECT ALL and EXCEPT ALL, EXCEPT
+    "SELECT f.pid FROM fact f JOIN store s ON f.sid = s.sid WHERE s.city <> 'c0' "
+    "INTERSECT ALL SELECT p.pid FROM product p JOIN fact f ON f.pid = p.pid WHERE f.qty > 2",
+    "SELECT f.pid, f.sid FROM fact f EXCEPT ALL "
+    "SELECT f.pid, s.sid FROM fact f JOIN store s ON f.sid = s.sid WHERE f.qty < 3",
+    "SELECT p.name FROM product p EXCEPT SELECT p.name FROM fact f JOIN product p ON f.pid = p.pid WHERE f.qty = 0",
+    # one table in both branches (one delta relation read by both)
+    "SELECT f.id, f.pid FROM fact f WHERE f.qty > 3 UNION ALL SELECT f.id, f.sid FROM fact f WHERE f.amount > 20",
+    "SELECT name FROM product UNION ALL SELECT p.name FROM product p JOIN fact f ON f.pid = p.pid",
+]
+
 FKS = [
     {"child_table": "fact", "child_columns": ["pid"], "parent_table": "product", "parent_columns": ["pid"]},
     {"child_table": "main.fact", "child_columns": "sid", "parent_table": "memory.main.store", "parent_columns": "sid"},
@@ -39,7 +62,8 @@ class CompileOnlyTest(unittest.TestCase):
         self.next_id = 1
         self.next_pid, self.next_sid = 9, 5
         self.insert_facts(40)
-        for k, q in enumerate(QUERIES):
+        self.views = [(f"{k}", q) for k, q in enumerate(QUERIES)] + [(f"s{k}", q) for k, q in enumerate(SET_QUERIES)]
+        for k, q in self.views:
             for role in ("ref", "cmp"):
                 self.con.execute("SELECT * FROM openivm_create(?, ?)", [f"{role}{k}", q])
 
@@ -71,15 +95,25 @@ class CompileOnlyTest(unittest.TestCase):
         self.snapshot()
         batch()
         self.build_deltas()
-        for k, q in enumerate(QUERIES):
+        pruned = 0
+        for k, q in self.views:
             program = self.con.execute(
                 "SELECT stmt_order, stmt_kind, sql FROM openivm_compile_with_facts(?, ?) ORDER BY stmt_order",
                 [f"cmp{k}", json.dumps(facts)],
             ).fetchall()
             self.assertEqual(program[-1][1], "facts")
             doc = json.loads(program[-1][2])
-            if k == 0:
+            if k == "0":
                 self.assertEqual(doc["rule"], expect_rule, doc["rule_reason"])
+            if k.startswith("s"):
+                # A set operation: inclusion-exclusion per branch, every term tagged with its branch.
+                self.assertEqual(doc["rule"], "inclusion_exclusion", doc["rule_reason"])
+                self.assertTrue(doc["rule_reason"].startswith("a set operation"), doc["rule_reason"])
+                self.assertEqual(len(doc["branches"]), 2)
+                self.assertEqual(sum(b["terms"] for b in doc["branches"]), doc["inclusion_exclusion_terms"])
+                terms = doc["terms_kept"] + doc["terms_pruned"]
+                self.assertTrue(all(t["branch"] in (0, 1) for t in terms))
+                pruned += sum(b["terms_fk_pruned"] for b in doc["branches"])
             self.con.execute("BEGIN")
             for _, kind, sql in program[:-1]:
                 self.assertEqual(kind, "merge")
@@ -89,6 +123,7 @@ class CompileOnlyTest(unittest.TestCase):
             self.assertEqual(mismatches(self.con, f"ref{k}", q), 0, f"refresh of {q}")
             self.assertEqual(mismatches(self.con, f"cmp{k}", q), 0, f"compiled program of {q} ({doc['rule']})")
             self.assertEqual(mismatches(self.con, f"cmp{k}", f"FROM ref{k}"), 0)
+        return pruned
 
     def general_batch(self):
         self.insert_facts(8)
@@ -113,12 +148,14 @@ class CompileOnlyTest(unittest.TestCase):
     def test_program_equals_refresh_for_each_rule_and_shape(self):
         # Nothing known: N-term (telescoping) for all leaves.
         self.run_batch(self.general_batch, {}, "n_term")
-        # FKs known, dimensions insert-only: the pruned inclusion-exclusion plan.
-        self.run_batch(
+        # FKs known, dimensions insert-only: the pruned inclusion-exclusion plan (in the set
+        # operations, within the branches that join fact to a dimension).
+        pruned = self.run_batch(
             self.dims_insert_only_batch,
             {"fk_relations": FKS, "delta_shape": {"product": "INSERT_ONLY", "store": "INSERT_ONLY", "fact": "GENERAL"}},
             "inclusion_exclusion",
         )
+        self.assertGreater(pruned, 0)
         # FKs known, but the dimensions changed in general: nothing pruned, N-term.
         self.run_batch(self.general_batch, {"fk_relations": FKS, "unknown_field": [1, 2]}, "n_term")
         # Only facts change; the dimensions are declared unchanged (their terms skipped).
@@ -134,7 +171,7 @@ class CompileOnlyTest(unittest.TestCase):
             self.insert_facts(6)
 
         self.run_batch(inserts, {"fk_relations": FKS, "assume_insert_only": True}, "inclusion_exclusion")
-        for k in range(len(QUERIES)):
+        for k, _ in self.views:
             ok = self.con.execute("SELECT ok FROM openivm_verify(?)", [f"ref{k}"]).fetchone()[0]
             self.assertTrue(ok)
 
