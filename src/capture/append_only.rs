@@ -14,11 +14,11 @@
 
 use super::feeds::Feed;
 use super::{temp_name, DeltaStats, Fresh};
-use crate::db::{Cells, Sql};
+use crate::db::{Cells, Row, Sql};
 use crate::error::{Error, Result};
 use crate::rely::qualified;
 use crate::render::capture::{self as sql, Position};
-use crate::render::{self};
+use crate::render::{self, Qualified};
 
 /// The first watermark and row count of a table: everything in it now counts as seen.
 pub fn baseline(db: &dyn Sql, feed_table: &crate::ir::TableId, pos: &Position) -> Result<(Option<String>, i64)> {
@@ -31,15 +31,36 @@ pub fn baseline(db: &dyn Sql, feed_table: &crate::ir::TableId, pos: &Position) -
 }
 
 pub fn capture(db: &dyn Sql, feed: &Feed, pos: &Position, name: &str, size_now: i64) -> Result<Fresh> {
+    let fresh = read(db, feed, pos, name)?;
+    // The batch's size and last position, and the table's row count, in one statement.
+    let row = db.query(&sql::fresh_stats(&[(&fresh, &feed.table)]))?;
+    finish(db, feed, pos, name, fresh, row.first(), size_now)
+}
+
+/// The first half of a capture: the rows past the watermark, into a temp table. Several
+/// captures read their statistics in one statement (`sql::fresh_stats`) before `finish`.
+pub fn read(db: &dyn Sql, feed: &Feed, pos: &Position, name: &str) -> Result<Qualified> {
     let fresh = temp_name(name, 0);
     db.execute(&render::create_temp_table_as(
         &fresh,
         &sql::rows_after(&feed.table, &feed.columns, pos, feed.watermark.as_deref()),
     ))?;
-    // The batch's size and last position, and the table's row count, in one statement.
-    let row = db.query(&sql::fresh_stats(&fresh, &feed.table))?;
-    let (stats, max_position) = DeltaStats::from_row(row.first())?;
-    let count = row.first().map(|r| r.int(3)).transpose()?.unwrap_or(0);
+    Ok(fresh)
+}
+
+/// The second half of a capture, from the row of `sql::fresh_stats` for the rows `read` took:
+/// the promise check, the pending batch, the new watermark.
+pub fn finish(
+    db: &dyn Sql,
+    feed: &Feed,
+    pos: &Position,
+    name: &str,
+    fresh: Qualified,
+    row: Option<&Row>,
+    size_now: i64,
+) -> Result<Fresh> {
+    let (stats, max_position) = DeltaStats::from_row(row)?;
+    let count = row.map(|r| r.int(3)).transpose()?.unwrap_or(0);
     if stats.rows == 0 {
         db.execute(&render::drop_table(&fresh))?;
     }

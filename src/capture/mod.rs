@@ -123,6 +123,50 @@ pub fn unchanged(feed: &feeds::Feed) -> Fresh {
     }
 }
 
+/// `capture` of several feeds (feed, name, size now), with the statistics of every append-only
+/// batch read in one statement. Stops at the first error (the caller's transaction then rolls
+/// back the temp tables), except a DuckLake range that cannot be read, which is returned in its
+/// place for the caller to recompute.
+pub fn capture_all(db: &dyn Sql, feeds: &[(&feeds::Feed, String, i64)]) -> Result<Vec<Result<Fresh>>> {
+    let mut read = Vec::new();
+    for (feed, name, _) in feeds {
+        if let SourceKind::AppendOnly(pos) = &feed.kind {
+            read.push(append_only::read(db, feed, pos, name)?);
+        }
+    }
+    let stats = if read.is_empty() {
+        vec![]
+    } else {
+        let parts: Vec<(&Qualified, &crate::ir::TableId)> = feeds
+            .iter()
+            .filter(|(f, _, _)| matches!(f.kind, SourceKind::AppendOnly(_)))
+            .zip(&read)
+            .map(|((f, _, _), r)| (r, &f.table))
+            .collect();
+        db.query(&crate::render::capture::fresh_stats(&parts))?
+    };
+    let (mut read, mut stats) = (read.into_iter(), stats.iter());
+    let mut out = Vec::new();
+    for (feed, name, size) in feeds {
+        let fresh = match &feed.kind {
+            SourceKind::AppendOnly(pos) => {
+                let fresh = read.next().ok_or_else(|| Error::Internal("a capture without its batch".into()))?;
+                append_only::finish(db, feed, pos, name, fresh, stats.next(), *size)?
+            }
+            SourceKind::DuckLake(_) => match capture(db, feed, name, *size) {
+                Err(e @ Error::BrokenPromise(_)) => {
+                    out.push(Err(e));
+                    continue;
+                }
+                other => other?,
+            },
+            _ => capture(db, feed, name, *size)?,
+        };
+        out.push(Ok(fresh));
+    }
+    Ok(out)
+}
+
 /// Captures what changed in the feed's table since its last capture into temp tables named
 /// after `name`.
 pub fn capture(db: &dyn Sql, feed: &feeds::Feed, name: &str, size_now: i64) -> Result<Fresh> {

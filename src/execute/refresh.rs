@@ -224,37 +224,39 @@ fn first_transaction(db: &dyn Sql, cache: &mut Cache, name: &str, opts: &Options
     // A full refresh, or a view whose feed was rebuilt, captures in the second transaction only.
     let later = full_first.is_some() || feeds.iter().any(|f| f.cursor < 0);
     let mut captured: Vec<(usize, Feed, Fresh)> = Vec::new();
+    let mut to_capture: Vec<(usize, Feed)> = Vec::new();
     for (k, &size) in sizes.iter().enumerate() {
+        inputs.push(None);
         if later {
-            inputs.push(None);
             continue;
         }
         let Some(feed) = feed_of(&feeds, &c, k) else {
-            inputs.push(None);
             continue;
         };
         let declared = &c.sources[k];
         if !capture::captured_first(&feed.kind) || &feed.kind != declared {
-            inputs.push(None); // captured in the second transaction
-            continue;
+            continue; // captured in the second transaction
         }
-        let fresh = if capture::surely_unchanged(&feed, size) {
-            capture::unchanged(&feed)
+        if capture::surely_unchanged(&feed, size) {
+            let fresh = capture::unchanged(&feed);
+            captured.push((k, feed, fresh));
         } else {
-            match capture::capture(db, &feed, &format!("fresh_{k}"), size) {
-                Ok(fresh) => fresh,
-                // A DuckLake range that cannot be read exactly: the second transaction
-                // captures it again and recomputes.
-                Err(Error::BrokenPromise(_)) if matches!(feed.kind, SourceKind::DuckLake(_)) => {
-                    inputs.push(None);
-                    continue;
-                }
-                Err(e) => return Err(e),
-            }
-        };
-        captured.push((k, feed, fresh));
-        inputs.push(None);
+            to_capture.push((k, feed));
+        }
     }
+    let requests: Vec<(&Feed, String, i64)> =
+        to_capture.iter().map(|(k, f)| (f, format!("fresh_{k}"), sizes[*k])).collect();
+    let results = capture::capture_all(db, &requests)?;
+    for ((k, feed), fresh) in to_capture.into_iter().zip(results) {
+        match fresh {
+            Ok(fresh) => captured.push((k, feed, fresh)),
+            // A DuckLake range that cannot be read exactly: the second transaction captures it
+            // again and recomputes.
+            Err(Error::BrokenPromise(_)) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    captured.sort_by_key(|(k, _, _)| *k);
     // The deltas: those that are whole logs found by one statistics query for all of them.
     let logged: Vec<(&Feed, &Fresh)> = captured.iter().map(|(_, f, fr)| (f, fr)).collect();
     let found = feeds::logged_deltas(db, &logged)?;

@@ -167,12 +167,22 @@ pub fn rows_after(base: &TableId, cols: &[ColumnDef], pos: &Position, watermark:
 }
 
 /// Rows, deletes (always 0) and the largest position of a fresh append-only capture.
-pub fn fresh_stats(fresh: &Qualified, base: &TableId) -> String {
-    format!(
-        "SELECT count(*)::BIGINT, 0::BIGINT, max({POSITION})::VARCHAR, ({})::BIGINT FROM {}",
-        count_all(base),
-        fresh.sql()
-    )
+/// Per fresh batch of append-only tables (in order): its rows, 0 deleted, its last position and
+/// the row count of its table, one row each, in one statement (a statement costs about 0.6 ms,
+/// and a star captures four tables).
+pub fn fresh_stats(parts: &[(&Qualified, &TableId)]) -> String {
+    let one = |i: usize, fresh: &Qualified, base: &TableId| {
+        format!(
+            "SELECT count(*)::BIGINT, 0::BIGINT, max({POSITION})::VARCHAR, ({})::BIGINT, {i} AS openivm_part FROM {}",
+            count_all(base),
+            fresh.sql()
+        )
+    };
+    let all: Vec<String> = parts.iter().enumerate().map(|(i, (f, b))| one(i, f, b)).collect();
+    if all.len() == 1 {
+        return all.into_iter().next().unwrap_or_default();
+    }
+    format!("{} ORDER BY openivm_part", all.join(" UNION ALL "))
 }
 
 /// An append-only table as of a watermark (the state its captured delta leads to), for the
