@@ -30,16 +30,6 @@ pub trait Sql {
         self.execute(&crate::render::use_database(catalog))
     }
 
-    /// Runs `sql`, a statement whose result columns are exactly those of the table
-    /// `catalog.schema.table` (same order and types), and appends its rows to that table in the
-    /// connection's open transaction with DuckDB's appender, without reading them as text;
-    /// returns how many rows it appended. This is how the rows a `DELETE ... RETURNING` removed
-    /// reach a table: DuckDB accepts DML neither in a subquery nor in a CTE.
-    fn append_result(&self, sql: &str, catalog: &str, schema: &str, table: &str) -> Result<i64> {
-        let _ = (sql, catalog, schema, table);
-        Err(Error::Internal("this connection cannot append a result to a table".into()))
-    }
-
     fn execute_with(&self, sql: &str, params: &[&str]) -> Result<()> {
         self.query_with(sql, params).map(|_| ())
     }

@@ -405,14 +405,15 @@ pub fn delete(db: &dyn Sql, cache: &mut Cache, table_arg: &str, predicate: Optio
         let Some(mut feed) = recording_feed(db, &cat, &t, Op::Delete)? else {
             return Ok(Written { table: qualified(&t), rows: run_dml(db, &sql::delete(&target))? });
         };
-        // One statement deletes the rows and returns them as they were, straight into the
-        // pending batch; rows past an append-only watermark are returned with multiplicity 0.
+        // The rows as they are go into the pending batch, then the same predicate deletes them;
+        // rows past an append-only watermark are recorded with multiplicity 0.
         let unseen_rows = unseen(&feed);
         let unrecorded = unrecorded_rows(db, &feed, &target)?;
-        let delete = sql::delete_returning(&target, &feed.columns, unseen_rows.as_deref());
-        let n = recorded::record_returned(db, &mut feed, &delete)?;
-        let m = n - unrecorded;
-        feed.row_count -= m;
+        let record = sql::record_deleted(&feed.pending(), &target, &feed.columns, unseen_rows.as_deref());
+        let recorded = recorded::record_with(db, &mut feed, &record)?;
+        let n = run_dml(db, &sql::delete(&target))?;
+        check_same(n, recorded, "delete")?;
+        feed.row_count -= n - unrecorded;
         feed.save(db)?;
         Ok(Written { table: qualified(&t), rows: n })
     })

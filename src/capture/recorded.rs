@@ -92,12 +92,6 @@ pub fn record_with(db: &dyn Sql, feed: &mut Feed, insert: &str) -> Result<i64> {
     into_pending(db, feed, |_| db.scalar_int(insert, &[]))
 }
 
-/// Runs `statement` (a `DELETE ... RETURNING`), whose result rows are rows of the feed's pending
-/// batch, and appends them to it as they come; returns how many. The caller saves the feed.
-pub fn record_returned(db: &dyn Sql, feed: &mut Feed, statement: &str) -> Result<i64> {
-    into_pending(db, feed, |p| db.append_result(statement, &p.catalog, &p.schema, &p.name))
-}
-
 /// Runs `write`, which appends rows to the pending batch (created first when the feed has no
 /// pending rows) and returns how many.
 fn into_pending(db: &dyn Sql, feed: &mut Feed, write: impl FnOnce(&Qualified) -> Result<i64>) -> Result<i64> {

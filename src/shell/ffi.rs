@@ -94,69 +94,6 @@ impl Connection {
     }
 }
 
-impl Connection {
-    /// `Sql::append_result`: the result is read chunk by chunk into an appender on the table.
-    fn append(&self, sql: &str, catalog: &str, schema: &str, table: &str) -> Result<i64> {
-        let nul = |_| Error::InvalidArgument("a name contains a NUL byte".into());
-        let c_sql = CString::new(sql).map_err(|_| Error::Internal("SQL text contains a NUL byte".into()))?;
-        let (c_cat, c_schema, c_table) = (
-            CString::new(catalog).map_err(nul)?,
-            CString::new(schema).map_err(nul)?,
-            CString::new(table).map_err(nul)?,
-        );
-        let mut result: ffi::duckdb_result = unsafe { std::mem::zeroed() };
-        if unsafe { ffi::duckdb_query(self.raw, c_sql.as_ptr(), &mut result) } != ffi::duckdb_state_DuckDBSuccess {
-            let message = unsafe { text_or(ffi::duckdb_result_error(&mut result), "unknown error") };
-            unsafe { ffi::duckdb_destroy_result(&mut result) };
-            return Err(Error::Sql { message, sql: sql.to_string() });
-        }
-        let mut appender: ffi::duckdb_appender = ptr::null_mut();
-        let outcome = unsafe {
-            if ffi::duckdb_appender_create_ext(
-                self.raw,
-                c_cat.as_ptr(),
-                c_schema.as_ptr(),
-                c_table.as_ptr(),
-                &mut appender,
-            ) != ffi::duckdb_state_DuckDBSuccess
-            {
-                Err(text_or(ffi::duckdb_appender_error(appender), "could not create an appender"))
-            } else {
-                let mut rows: i64 = 0;
-                let mut failed = None;
-                loop {
-                    let mut chunk = ffi::duckdb_fetch_chunk(result);
-                    if chunk.is_null() {
-                        break;
-                    }
-                    rows += ffi::duckdb_data_chunk_get_size(chunk) as i64;
-                    let state = ffi::duckdb_append_data_chunk(appender, chunk);
-                    ffi::duckdb_destroy_data_chunk(&mut chunk);
-                    if state != ffi::duckdb_state_DuckDBSuccess {
-                        failed = Some(text_or(ffi::duckdb_appender_error(appender), "could not append"));
-                        break;
-                    }
-                }
-                // Closing flushes the appended rows into the open transaction.
-                if failed.is_none() && ffi::duckdb_appender_close(appender) != ffi::duckdb_state_DuckDBSuccess {
-                    failed = Some(text_or(ffi::duckdb_appender_error(appender), "could not flush the appender"));
-                }
-                failed.map_or(Ok(rows), Err)
-            }
-        };
-        unsafe {
-            if !appender.is_null() {
-                ffi::duckdb_appender_destroy(&mut appender);
-            }
-            ffi::duckdb_destroy_result(&mut result);
-        }
-        outcome.map_err(|message| Error::Sql {
-            message: format!("{message} (appending the result to {catalog}.{schema}.{table})"),
-            sql: sql.to_string(),
-        })
-    }
-}
-
 unsafe fn text_or(p: *const std::os::raw::c_char, fallback: &str) -> String {
     if p.is_null() {
         fallback.to_string()
@@ -227,20 +164,6 @@ impl Sql for Connection {
             started.elapsed().as_secs_f64() * 1000.0,
             line.chars().take(width).collect::<String>()
         );
-        outcome
-    }
-
-    fn append_result(&self, sql: &str, catalog: &str, schema: &str, table: &str) -> Result<i64> {
-        let started = std::time::Instant::now();
-        let outcome = self.append(sql, catalog, schema, table);
-        if let Some(width) = tracing() {
-            let line: String = sql.split_whitespace().collect::<Vec<_>>().join(" ");
-            eprintln!(
-                "openivm {:8.2} ms  [appended to {schema}.{table}] {}",
-                started.elapsed().as_secs_f64() * 1000.0,
-                line.chars().take(width).collect::<String>()
-            );
-        }
         outcome
     }
 

@@ -405,10 +405,6 @@ impl<C: Sql + Send> Sql for Lease<'_, C> {
     fn use_database(&self, catalog: &str) -> Result<()> {
         self.gate.on_connection(|c| c.use_database(catalog))
     }
-
-    fn append_result(&self, sql: &str, catalog: &str, schema: &str, table: &str) -> Result<i64> {
-        self.gate.on_connection(|c| c.append_result(sql, catalog, schema, table))
-    }
 }
 
 impl<C: Sql + Send> Drop for Lease<'_, C> {
