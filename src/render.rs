@@ -1822,21 +1822,25 @@ mod tests {
             .starts_with("CASE WHEN n = 0 THEN NULL WHEN CAST(s AS HUGEINT) BETWEEN"));
     }
 
-    #[test]
-    fn merge_handles_null_keys_and_zero_counts() {
-        let target = Qualified { catalog: "db".into(), schema: "main".into(), name: "d".into() };
-        let sql = counted_merge(&CountedMerge {
-            target: &target,
+    /// The merge of a delta keyed by `k` with one summed column `s` into `target`.
+    fn keyed_merge(target: &Qualified, delete_at_zero: bool, kept_set: Option<i64>, storage: Storage) -> Vec<String> {
+        counted_merge(&CountedMerge {
+            target,
             source: "SELECT 1",
             keys: &["k".into()],
             target_count: "openivm_count",
             source_count: "openivm_count",
             summed: &[Summed::added("s".into())],
-            delete_at_zero: true,
-            kept_set: None,
-            storage: Storage::DuckDb,
+            delete_at_zero,
+            kept_set,
+            storage,
         })
-        .join("; ");
+    }
+
+    #[test]
+    fn merge_handles_null_keys_and_zero_counts() {
+        let target = Qualified { catalog: "db".into(), schema: "main".into(), name: "d".into() };
+        let sql = keyed_merge(&target, true, None, Storage::DuckDb).join("; ");
         assert!(
             sql.contains("\"openivm_t\".\"k\" IS NOT DISTINCT FROM \"openivm_d\".\"k\"")
                 || sql.contains("openivm_t.\"k\" IS NOT DISTINCT FROM openivm_d.\"k\"")
@@ -1848,19 +1852,7 @@ mod tests {
     #[test]
     fn a_ducklake_target_merges_then_deletes_the_rows_at_zero() {
         let target = Qualified { catalog: "lake".into(), schema: "openivm".into(), name: "d".into() };
-        let merge = |delete_at_zero, kept_set| {
-            counted_merge(&CountedMerge {
-                target: &target,
-                source: "SELECT 1",
-                keys: &["k".into()],
-                target_count: "openivm_count",
-                source_count: "openivm_count",
-                summed: &[Summed::added("s".into())],
-                delete_at_zero,
-                kept_set,
-                storage: Storage::DuckLake,
-            })
-        };
+        let merge = |delete_at_zero, kept_set| keyed_merge(&target, delete_at_zero, kept_set, Storage::DuckLake);
         // DuckLake's MERGE takes one UPDATE/DELETE action: the update, then a DELETE
         let two = merge(true, None);
         assert_eq!(two.len(), 2, "{two:?}");

@@ -46,6 +46,27 @@ def ducklake_extension():
     return str(next(base.rglob("ducklake.duckdb_extension")))
 
 
+def random_lake_writes(rng, next_id, fact_keys):
+    """Writes of a mixed batch on `lake.fact(id, k, amount)` and `lake.dim(k, name)`, each a
+    function of the connection to write through: inserts of new fact rows (ids from
+    `next_id[0]` on, keys below `fact_keys`), deletes and updates of facts, renamed and new
+    dimension rows."""
+
+    def insert(c):
+        c.execute("INSERT INTO lake.fact SELECT ? + i, (? + i) % ?, i * 3 FROM range(?) r(i)",
+                  [next_id[0], rng.randint(0, fact_keys - 1), fact_keys, rng.randint(1, 40)])
+        next_id[0] += 100
+
+    return [
+        insert,
+        lambda c: c.execute("DELETE FROM lake.fact WHERE id % 11 = ?", [rng.randint(0, 10)]),
+        lambda c: c.execute("UPDATE lake.fact SET amount = amount + 7 WHERE id % 13 = ?", [rng.randint(0, 12)]),
+        lambda c: c.execute("UPDATE lake.dim SET name = name || 'x' WHERE k = ?", [rng.randint(0, fact_keys - 1)]),
+        lambda c: c.execute("INSERT INTO lake.dim VALUES (?, 'new')", [rng.randint(5, fact_keys + 2)]),
+        lambda c: c.execute("DELETE FROM lake.fact WHERE k = ?", [rng.randint(0, fact_keys - 1)]),
+    ]
+
+
 def attach_ducklake(con, directory, name="lake"):
     """Attaches a DuckLake with a DuckDB-file catalog and local data files under `directory`."""
     con.execute(f"LOAD '{ducklake_extension()}'")

@@ -9,7 +9,7 @@ import random
 import tempfile
 import unittest
 
-from support import attach_ducklake, connect, connect_when_released, mismatches
+from support import attach_ducklake, connect, connect_when_released, mismatches, random_lake_writes
 
 QUERIES = {
     "by_name": "SELECT d.name, SUM(f.amount) AS total, COUNT(*) AS n FROM lake.fact f "
@@ -60,20 +60,7 @@ class DuckLakeFeedTest(unittest.TestCase):
             current = con.execute("SELECT id FROM lake.current_snapshot()").fetchone()[0]
             self.assertTrue(all(int(w) == current for _, _, w in sources))
             other = con.cursor()
-            next_id = [3000]
-
-            def insert(c):
-                c.execute("INSERT INTO lake.fact SELECT ? + i, i % 7, i FROM range(?) r(i)",
-                          [next_id[0], rng.randint(1, 40)])
-                next_id[0] += 100
-
-            batches = [
-                insert,
-                lambda c: c.execute("DELETE FROM lake.fact WHERE id % 11 = ?", [rng.randint(0, 10)]),
-                lambda c: c.execute("UPDATE lake.fact SET amount = amount + 7 WHERE id % 13 = ?", [rng.randint(0, 12)]),
-                lambda c: c.execute("UPDATE lake.dim SET name = name || 'x' WHERE k = ?", [rng.randint(0, 6)]),
-                lambda c: c.execute("INSERT INTO lake.dim VALUES (?, 'new')", [rng.randint(5, 9)]),
-            ]
+            batches = random_lake_writes(rng, [3000], 7)
             for step in range(10):
                 for _ in range(rng.randint(1, 3)):
                     rng.choice(batches)(rng.choice([con, other]))

@@ -13,7 +13,7 @@ import textwrap
 import time
 import unittest
 
-from support import EXTENSION, attach_ducklake, connect, ducklake_extension, mismatches
+from support import EXTENSION, attach_ducklake, connect, ducklake_extension, mismatches, random_lake_writes
 
 LAKE_VIEWS = {
     # (query, strategy)
@@ -78,21 +78,7 @@ class DuckLakeHomeTest(unittest.TestCase):
             "SELECT count(*) FROM duckdb_tables() WHERE database_name = 'memory'").fetchone()[0], 0)
         self.assertTrue({"openivm.feeds", "openivm.cursors", "main.openivm_views"} <= lake_tables(con))
         other = con.cursor()
-        next_id = [1000]
-
-        def insert(c):
-            c.execute("INSERT INTO lake.fact SELECT ? + j, (? + j) % 6, j * 3 FROM range(?) r(j)",
-                      [next_id[0], rng.randint(0, 5), rng.randint(1, 4)])
-            next_id[0] += 10
-
-        batches = [
-            insert,
-            lambda c: c.execute("DELETE FROM lake.fact WHERE id % 7 = ?", [rng.randint(0, 6)]),
-            lambda c: c.execute("UPDATE lake.fact SET amount = amount + 5 WHERE id % 5 = ?", [rng.randint(0, 4)]),
-            lambda c: c.execute("UPDATE lake.dim SET name = name || 'x' WHERE k = ?", [rng.randint(0, 5)]),
-            lambda c: c.execute("INSERT INTO lake.dim VALUES (?, 'new')", [rng.randint(5, 7)]),
-            lambda c: c.execute("DELETE FROM lake.fact WHERE k = ?", [rng.randint(0, 5)]),
-        ]
+        batches = random_lake_writes(rng, [1000], 6)
         for step in range(10):
             for _ in range(rng.randint(1, 3)):
                 rng.choice(batches)(rng.choice([con, other]))
