@@ -69,6 +69,8 @@ pub struct Cache {
     defaults: Option<(String, String)>,
     storage: Option<Storage>,
     read_only: Option<bool>,
+    /// The metadata was seen to have the newest layout (its last added column exists).
+    metadata_current: bool,
     /// Built-in functions looked up for writes through openivm (DuckDB's list of functions is
     /// dear to read: about 100 ms here).
     functions: HashMap<String, FunctionInfo>,
@@ -224,6 +226,7 @@ impl Cache {
             }
         }
         let view = find_view(db, &defaults, name)?;
+        self.upgrade_metadata(db, &defaults.0)?;
         if view.strategy == Strategy::Full {
             return Err(Error::InvalidArgument(format!(
                 "'{name}' is maintained by recomputing (strategy full: no incremental rule for {}); it has no \
@@ -318,6 +321,24 @@ impl Cache {
     }
 
     /// Whether the database holding the views is attached read-only (fixed for an instance).
+    /// Brings metadata written by an earlier version to the newest layout (the columns added
+    /// since, by `sql/metadata.sql`'s `ADD COLUMN IF NOT EXISTS`) before a view of it is first
+    /// compiled in this instance, unless the database is read-only. One catalog read per instance
+    /// once the layout is current; the upgrade runs in the caller's transaction (an explain's
+    /// rollback undoes it, and the next compile checks again).
+    pub fn upgrade_metadata(&mut self, db: &dyn Sql, catalog: &str) -> Result<()> {
+        if self.metadata_current {
+            return Ok(());
+        }
+        let newest = TableId { catalog: catalog.to_string(), schema: "openivm".into(), name: "cursors".into() };
+        let current = SqlCatalog::new(db).columns(&newest)?.iter().any(|c| c.name == "watermark");
+        if !current && !self.read_only(db, catalog)? {
+            super::ensure_metadata(db)?;
+        }
+        self.metadata_current = current;
+        Ok(())
+    }
+
     pub fn read_only(&mut self, db: &dyn Sql, catalog: &str) -> Result<bool> {
         if let Some(r) = self.read_only {
             return Ok(r);

@@ -1024,6 +1024,10 @@ pub fn refresh_all(db: &dyn Sql, cache: &mut Cache, opts: Options) -> Result<Vec
     let mut done = Vec::new();
     let auto = requested_mode(&cache.settings(db)?, &opts) == Requested::Auto;
     let diff_ms = in_transaction(db, || {
+        if !views.is_empty() {
+            let (home, _) = cache.defaults(db)?;
+            cache.upgrade_metadata(db, &home)?;
+        }
         let mut round = Round::default();
         if auto {
             round.shared = Round::decide_shared(db, cache, &views)?;
