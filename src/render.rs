@@ -20,7 +20,8 @@ pub fn ident(s: &str) -> String {
 
 /// Makes `catalog` the connection's default database.
 pub fn use_database(catalog: &str) -> String {
-    format!("USE {}", ident(catalog))
+    // With its schema: `USE x` means the schema x of the current database when one exists.
+    format!("USE {}.main", ident(catalog))
 }
 
 /// A string literal.

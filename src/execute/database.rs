@@ -58,15 +58,50 @@ impl Session {
             (false, Some(arg)) => arg.to_string(),
             _ => name,
         };
+        self.run_in(db, &home, &target, &name, f)
+    }
+
+    /// Runs `f` in the attached database `database` (`None`: the home database), which must be
+    /// one views can live in, with that database's cache: for calls about all the views of a
+    /// database (`openivm_refresh_all(database := ...)`).
+    pub fn in_named_database<T>(
+        &mut self,
+        db: &dyn Sql,
+        database: Option<&str>,
+        f: impl FnOnce(&dyn Sql, &mut Cache, &str) -> Result<T>,
+    ) -> Result<T> {
+        let home = self.home(db)?;
+        let target = match database {
+            None => home.clone(),
+            Some(d) => match database_type(db, d)? {
+                None => return Err(Error::InvalidArgument(format!("database '{d}' is not attached"))),
+                Some(t) if Storage::of_type(&t).is_none() => return Err(unsupported_home(d, &t)),
+                Some(_) => d.to_string(),
+            },
+        };
+        self.run_in(db, &home, &target, "", f)
+    }
+
+    /// Runs `f` with the connection's default database switched to `target` when it is not the
+    /// home, and switched back after.
+    fn run_in<T>(
+        &mut self,
+        db: &dyn Sql,
+        home: &str,
+        target: &str,
+        name: &str,
+        f: impl FnOnce(&dyn Sql, &mut Cache, &str) -> Result<T>,
+    ) -> Result<T> {
+        let away = !target.eq_ignore_ascii_case(home);
         if away {
-            db.use_database(&target)?;
+            db.use_database(target)?;
             self.switched = true;
         }
-        let out = f(db, self.caches.entry(target.to_lowercase()).or_default(), &name);
+        let out = f(db, self.caches.entry(target.to_lowercase()).or_default(), name);
         if !away {
             return out;
         }
-        let back = db.use_database(&home);
+        let back = db.use_database(home);
         if back.is_ok() {
             self.switched = false;
         }

@@ -53,8 +53,9 @@ fn refresh_one(inst: &Call, args: &Args) -> Result<Rows> {
 
 fn refresh_all(inst: &Call, args: &Args) -> Result<Rows> {
     let opts = options(args)?;
-    let reports =
-        inst.with_session(|db, s| s.in_database(db, None, |db, cache, _| refresh::refresh_all(db, cache, opts)))?;
+    let reports = inst.with_session(|db, s| {
+        s.in_named_database(db, args.named_text("database"), |db, cache, _| refresh::refresh_all(db, cache, opts))
+    })?;
     Ok(reports.into_iter().map(report_row).collect())
 }
 
@@ -372,7 +373,7 @@ pub static SPECS: &[Spec] = &[
         params: &[],
         nullable: &[],
         named_flags: &["fk_pruning"],
-        named_text: &["mode"],
+        named_text: &["mode", "database"],
         columns: REFRESH_COLUMNS,
         run: refresh_all,
         validate: Some(valid_mode),

@@ -163,6 +163,31 @@ class DuckLakeHomeTest(unittest.TestCase):
         self.assertFalse({t for t in lake_tables(con) if t.startswith("openivm.data_")})
         con.close()
 
+    def test_refresh_all_of_a_lake(self):
+        con = self.lake()
+        self.fill(con)
+        con.execute("CREATE TABLE t(k INTEGER)")
+        con.execute("INSERT INTO t VALUES (1), (2)")
+        con.execute("SELECT * FROM openivm_create('home_view', 'SELECT k, COUNT(*) AS n FROM t GROUP BY k')")
+        names = ("by_name", "rows", "overall")
+        for name in names:
+            con.execute("SELECT * FROM openivm_create(?, ?)", [f"lake.main.{name}", LAKE_VIEWS[name][0]])
+        con.execute("INSERT INTO lake.fact VALUES (800, 1, 99), (801, 2, 12)")
+        con.execute("DELETE FROM lake.fact WHERE id < 3")
+        con.execute("INSERT INTO t VALUES (3)")
+        # the home's round refreshes the home's views; the lake's round the lake's
+        home = [r[0] for r in con.execute("SELECT view_name FROM openivm_refresh_all()").fetchall()]
+        self.assertEqual(home, ["home_view"])
+        lake = [r[0] for r in con.execute("SELECT view_name FROM openivm_refresh_all(database := 'lake')").fetchall()]
+        self.assertEqual(sorted(lake), sorted(names))
+        for name in names:
+            q = LAKE_VIEWS[name][0].replace("FROM fact", "FROM lake.fact").replace("JOIN dim", "JOIN lake.dim")
+            self.assertEqual(mismatches(con, f"lake.main.{name}", q), 0, name)
+        self.assertEqual(mismatches(con, "home_view", "SELECT k, COUNT(*) AS n FROM t GROUP BY k"), 0)
+        with self.assertRaisesRegex(Exception, "database 'nowhere' is not attached"):
+            con.execute("SELECT * FROM openivm_refresh_all(database := 'nowhere')")
+        con.close()
+
     def test_other_kinds_of_database_are_refused_as_a_home(self):
         from test_ducklake_sqlite import sqlite_extension
 
