@@ -23,6 +23,12 @@ pub trait Sql {
         self.query_with(sql, &[]).map(|_| ())
     }
 
+    /// Runs statements one after the other (a render that gives several, such as a merge into
+    /// a DuckLake table), stopping at the first error.
+    fn execute_all(&self, statements: &[String]) -> Result<()> {
+        statements.iter().try_for_each(|s| self.execute(s))
+    }
+
     /// Makes `catalog` the connection's default database (`USE`): unqualified names of later
     /// statements resolve there. A connection that keeps prepared statements keeps them per
     /// default database (a statement is bound where it was prepared).

@@ -39,7 +39,7 @@ pub fn capture(db: &dyn Sql, feed: &Feed, name: &str, size_now: i64) -> Result<F
 pub fn advance(db: &dyn Sql, storage: Storage, feed: &Feed, fresh: &Fresh) -> Result<()> {
     match &fresh.net {
         Some(net) if fresh.stats.rows > 0 => {
-            sql::advance_snapshot(storage, &feed.snapshot(), net, &feed.columns).iter().try_for_each(|s| db.execute(s))
+            db.execute_all(&sql::advance_snapshot(storage, &feed.snapshot(), net, &feed.columns))
         }
         _ => Ok(()),
     }

@@ -173,11 +173,17 @@ pub fn deletes_pending(db: &dyn Sql, feed: &Feed, id: i64) -> Result<bool> {
     if to <= after {
         return Ok(false);
     }
+    Ok(pending_segments(db, feed, id, after, to)?.iter().any(|s| s.deletes))
+}
+
+/// The ranges of snapshots after `after` up to `to` to read for the feed's table (`segments` of
+/// what `ducklake_snapshot_changes` says each snapshot did to it).
+fn pending_segments(db: &dyn Sql, feed: &Feed, id: i64, after: i64, to: i64) -> Result<Vec<Segment>> {
     let mut touched = Vec::new();
     for r in db.query(&lake_sql::snapshot_changes(&feed.table.catalog, after, to))? {
         touched.push((r.int(0)?, touch(&r.text(1)?, id)));
     }
-    Ok(segments(&touched).iter().any(|s| s.deletes))
+    Ok(segments(&touched))
 }
 
 /// The watermark of a feed restarted without reading its changes, for a recompute that reads
@@ -219,12 +225,8 @@ pub fn capture(db: &dyn Sql, feed: &Feed, id: i64, name: &str, size_now: i64) ->
             ),
         ));
     }
-    let mut touched = Vec::new();
-    for r in db.query(&lake_sql::snapshot_changes(&feed.table.catalog, after, to))? {
-        touched.push((r.int(0)?, touch(&r.text(1)?, id)));
-    }
+    let ranges = pending_segments(db, feed, id, after, to)?;
     fresh.watermark = Some(to.to_string());
-    let ranges = segments(&touched);
     if ranges.is_empty() {
         return Ok(fresh);
     }

@@ -320,7 +320,6 @@ impl Cache {
         self.diff_captures.insert(feed, ms);
     }
 
-    /// Whether the database holding the views is attached read-only (fixed for an instance).
     /// Brings metadata written by an earlier version to the newest layout (the columns added
     /// since, by `sql/metadata.sql`'s `ADD COLUMN IF NOT EXISTS`) before a view of it is first
     /// compiled in this instance, unless the database is read-only. One catalog read per instance
@@ -339,6 +338,7 @@ impl Cache {
         Ok(())
     }
 
+    /// Whether the database holding the views is attached read-only (fixed for an instance).
     pub fn read_only(&mut self, db: &dyn Sql, catalog: &str) -> Result<bool> {
         if let Some(r) = self.read_only {
             return Ok(r);

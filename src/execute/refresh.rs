@@ -714,18 +714,14 @@ impl Prepared {
         }
         let Some(readers) = readers else {
             let delta = render::aggregate_weighted(q, &rows);
-            render::apply_view_delta(self.c.storage, q, &self.c.view.data, &delta)
-                .iter()
-                .try_for_each(|s| db.execute(s))?;
+            db.execute_all(&render::apply_view_delta(self.c.storage, q, &self.c.view.data, &delta))?;
             return Ok(false);
         };
         let delta = Qualified::temp("openivm_view_delta".into());
         db.execute(&render::create_temp_table_as(&delta, &render::aggregate_weighted(q, &rows)))?;
         let applied = self.shown_before(db, readers, &delta).and_then(|before| {
             let merged = format!("SELECT * FROM {}", delta.sql());
-            render::apply_view_delta(self.c.storage, q, &self.c.view.data, &merged)
-                .iter()
-                .try_for_each(|s| db.execute(s))?;
+            db.execute_all(&render::apply_view_delta(self.c.storage, q, &self.c.view.data, &merged))?;
             self.shown_after(db, readers, &delta, before)
         });
         let dropped = db.execute(&render::drop_table(&delta));

@@ -179,9 +179,6 @@ pub fn fresh_stats(parts: &[(&Qualified, &TableId)]) -> String {
         )
     };
     let all: Vec<String> = parts.iter().enumerate().map(|(i, (f, b))| one(i, f, b)).collect();
-    if all.len() == 1 {
-        return all.into_iter().next().unwrap_or_default();
-    }
     format!("{} ORDER BY openivm_part", all.join(" UNION ALL "))
 }
 
