@@ -344,7 +344,7 @@ pub fn rule_for(set_operation: bool, ie: &[(Term, TermStatus)]) -> Rule {
 
 /// The branch (index into `spans`) that leaf `i` belongs to.
 pub fn leaf_branch(spans: &[(usize, usize)], i: usize) -> usize {
-    spans.iter().position(|&(first, n)| (first..first + n).contains(&i)).unwrap_or(0)
+    plan::branch_of(spans, 1 << i).unwrap_or(0)
 }
 
 /// The term counts of each branch of `spans` in an inclusion-exclusion plan.
