@@ -4,7 +4,9 @@
 //! view's inner-join predicates equate every Ri.ci with S.pi. If S's delta since the last
 //! refresh is insert-only, every term that reads S as a delta sums to zero: old rows of R can
 //! only reference keys S had before, and the parts with ΔR cancel between the term with and
-//! without R's bit. So S's bit goes into the FK skip mask.
+//! without R's bit. So S's bit goes into the FK skip mask. A delta that also deletes keys (and
+//! inserts none of them again) is pruned the same way, with S read as its new rows plus its
+//! deleted ones (`FkPruning`).
 
 use serde::{Deserialize, Serialize};
 
@@ -149,12 +151,93 @@ pub fn proven_relations(q: &ViewQuery, fks: &[ForeignKey]) -> Vec<ProvenRelation
     out
 }
 
-/// The FK skip mask: the parent leaves of proven relations whose delta is insert-only.
+/// What must hold of a parent's delta that deletes rows before a relation may prune it (see
+/// `FkPruning`): no key of the delta is on two rows, and, for a declared key DuckDB does not
+/// enforce, no current row of the child references a deleted key (a delete that breaks the
+/// RELY promise is seen there, and the terms are kept). `render::capture::key_checks` counts
+/// the rows that break them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KeyCheck {
+    pub leaf: usize,
+    pub columns: Vec<String>,
+    /// For a declared key: the child leaf and its referencing columns.
+    pub child: Option<(usize, Vec<String>)>,
+}
+
+impl KeyCheck {
+    fn of(r: &ProvenRelation) -> KeyCheck {
+        KeyCheck {
+            leaf: r.parent_leaf,
+            columns: r.fk.parent_columns.clone(),
+            child: (r.fk.source != FactSource::Catalog).then(|| (r.child_leaf, r.fk.child_columns.clone())),
+        }
+    }
+}
+
+/// The checks `fk_pruning` needs: one per relation to a leaf whose delta deletes.
+pub fn key_checks(relations: &[ProvenRelation], shapes: &[DeltaShape]) -> Vec<KeyCheck> {
+    let mut out: Vec<KeyCheck> = Vec::new();
+    for r in relations {
+        let deletes = shapes.get(r.parent_leaf).is_some_and(|s| s.contains(DeltaShape::DELETES));
+        let check = KeyCheck::of(r);
+        if deletes && !out.contains(&check) {
+            out.push(check);
+        }
+    }
+    out
+}
+
+/// Which leaves foreign keys prune, and how the surviving terms read them.
+///
+/// A parent leaf P of a proven relation C -> P is pruned (every term reading ΔP is dropped) when
+/// its delta is insert-only, or when it deletes and no key of P appears twice in the delta (no
+/// key both deleted and inserted). The surviving terms then read P as P_new + D, its new rows and
+/// its deleted ones (`with_deleted`): V(P_new) = V(P_new + D) since no row of C_new references a
+/// deleted key, and V(P_old) = V(P_new + D - I) = V(P_new + D) since no row of C_old references
+/// an inserted key; so the delta is the inclusion-exclusion of the other leaves with P held at
+/// P_new + D in both states. For an insert-only P, D is empty and P is read as it is.
+///
+/// Leaves are pruned one after the other in `telescope::leaf_order` (parents first), and a
+/// relation counts only when its child comes later: the child must still be read at its old
+/// state when its parent is pruned. On a cycle of declared keys this drops the relation that
+/// closes the cycle; pruning both leaves of A -> B -> A would drop terms that do not cancel.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FkPruning {
+    /// Leaves whose delta terms are dropped.
+    pub skip: Mask,
+    /// Skipped leaves the surviving terms read with their deleted rows added.
+    pub with_deleted: Mask,
+}
+
+/// The pruning of a refresh; `passed` says whether a `KeyCheck` passed.
+pub fn fk_pruning(
+    relations: &[ProvenRelation],
+    shapes: &[DeltaShape],
+    passed: impl Fn(&KeyCheck) -> bool,
+) -> FkPruning {
+    let order = crate::telescope::leaf_order(shapes.len(), relations);
+    let pos = |leaf: usize| order.iter().position(|&o| o == leaf);
+    let mut out = FkPruning::default();
+    for r in relations {
+        let Some(shape) = shapes.get(r.parent_leaf) else { continue };
+        if pos(r.child_leaf) <= pos(r.parent_leaf) {
+            continue;
+        }
+        let deletes = shape.contains(DeltaShape::DELETES);
+        if deletes && !passed(&KeyCheck::of(r)) {
+            continue;
+        }
+        out.skip |= 1 << r.parent_leaf;
+        if deletes {
+            out.with_deleted |= 1 << r.parent_leaf;
+        }
+    }
+    out
+}
+
+/// The FK skip mask when only insert-only deltas may be pruned (no key checks: compile-only).
 pub fn fk_skip_bits(relations: &[ProvenRelation], shapes: &[DeltaShape]) -> Mask {
-    relations
-        .iter()
-        .filter(|r| shapes.get(r.parent_leaf).is_some_and(|s| s.insert_only()))
-        .fold(0, |m, r| m | (1 << r.parent_leaf))
+    fk_pruning(relations, shapes, |_| false).skip
 }
 
 /// The relations that justify skipping a leaf, for explain's reasons.
@@ -234,5 +317,94 @@ mod tests {
         let mut other = fk("fact", &["pid"], "product", &["pid"]);
         other.parent.catalog = "elsewhere".into();
         assert!(proven_relations(&q, &[other]).is_empty());
+    }
+
+    fn rel(child: usize, parent: usize) -> ProvenRelation {
+        ProvenRelation { child_leaf: child, parent_leaf: parent, fk: fk("c", &["k"], "p", &["k"]) }
+    }
+
+    #[test]
+    fn a_deleting_parent_is_pruned_when_its_keys_are_disjoint() {
+        // star f(0) -> d1(1), f(0) -> d2(2); d1 deletes and inserts, d2 only inserts
+        let rels = [rel(0, 1), rel(0, 2)];
+        let (ins, both) = (DeltaShape::INSERTS, DeltaShape::INSERTS | DeltaShape::DELETES);
+        let shapes = [both, both, ins];
+        assert_eq!(key_checks(&rels, &shapes), vec![KeyCheck { leaf: 1, columns: vec!["k".into()], child: None }]);
+        // a declared key also checks that no row of the child references a deleted key
+        let mut declared = rels.clone();
+        declared[0].fk.source = FactSource::Rely;
+        let checks = key_checks(&declared, &shapes);
+        assert_eq!(checks[0].child, Some((0, vec!["k".into()])));
+        // d1's check passes: both pruned, d1 read with its deleted rows
+        assert_eq!(fk_pruning(&rels, &shapes, |_| true), FkPruning { skip: 0b110, with_deleted: 0b010 });
+        // a key of d1 deleted and inserted again (an update): d1 keeps its terms
+        assert_eq!(fk_pruning(&rels, &shapes, |_| false), FkPruning { skip: 0b100, with_deleted: 0 });
+        assert_eq!(fk_skip_bits(&rels, &shapes), 0b100);
+        // a delete-only parent
+        assert_eq!(fk_pruning(&rels, &[both, DeltaShape::DELETES, ins], |_| true).with_deleted, 0b010);
+    }
+
+    #[test]
+    fn a_chain_prunes_every_parent_and_a_cycle_only_one() {
+        // lineitem(0) -> orders(1) -> customer(2): orders and customer both pruned
+        let ins = DeltaShape::INSERTS;
+        assert_eq!(fk_skip_bits(&[rel(0, 1), rel(1, 2)], &[ins, ins, ins]), 0b110);
+        // a(0) -> b(1) and b(1) -> a(0), as two RELY declarations may say: inserting a new a
+        // and the b it references (which references it back) changes the join, so at most one
+        // of the two may be pruned.
+        let cycle = fk_skip_bits(&[rel(0, 1), rel(1, 0)], &[ins, ins]);
+        assert_eq!(cycle.count_ones(), 1);
+    }
+
+    /// A Z-set of joined (child value, parent value) rows.
+    type Bag = std::collections::BTreeMap<(i32, char), i32>;
+
+    /// C(fk, x) ⋈ P(k, y) on fk = k, over weighted rows.
+    fn join(c: &[((i32, i32), i32)], p: &[((i32, char), i32)]) -> Bag {
+        let mut out = Bag::new();
+        for &((fk, x), wc) in c {
+            for &((k, y), wp) in p {
+                if fk == k {
+                    *out.entry((x, y)).or_default() += wc * wp;
+                }
+            }
+        }
+        out.retain(|_, w| *w != 0);
+        out
+    }
+
+    #[test]
+    fn the_pruned_delta_equals_the_change_of_the_join_by_hand() {
+        // P(k, y) and C(fk, x) with C.fk -> P.k, valid before and after the batch.
+        let p_old = [((1, 'a'), 1), ((2, 'b'), 1), ((3, 'c'), 1)];
+        let c_old = [((1, 10), 1), ((2, 20), 1), ((3, 30), 1)];
+        // The batch: delete key 2 of P with its child row, insert key 4 with a child, add a
+        // child of key 1, delete the child of key 3 (key 3 stays).
+        let p_new = [((1, 'a'), 1), ((3, 'c'), 1), ((4, 'd'), 1)];
+        let c_new = [((1, 10), 1), ((4, 40), 1), ((1, 50), 1)];
+        let dp = [((2, 'b'), -1), ((4, 'd'), 1)];
+        let dc = [((4, 40), 1), ((1, 50), 1), ((2, 20), -1), ((3, 30), -1)];
+        let mut want = join(&c_new, &p_new);
+        for (row, w) in join(&c_old, &p_old) {
+            *want.entry(row).or_default() -= w;
+        }
+        want.retain(|_, w| *w != 0);
+        // (x, y): +(40, d) +(50, a) -(20, b) -(30, c)
+        assert_eq!(want, Bag::from([((20, 'b'), -1), ((30, 'c'), -1), ((40, 'd'), 1), ((50, 'a'), 1)]));
+        // The one surviving term: ΔC ⋈ (P_new + the deleted rows of ΔP, each read once).
+        let deleted = dp.iter().filter(|(_, w)| *w < 0).map(|&(row, _)| (row, 1));
+        let p_star: Vec<((i32, char), i32)> = p_new.iter().copied().chain(deleted).collect();
+        assert_eq!(join(&dc, &p_star), want);
+        // Reading P as P_new alone loses the deleted parent's row.
+        assert_ne!(join(&dc, &p_new), want);
+        // The dropped terms ΔP ⋈ C_new and -ΔP ⋈ ΔC do not cancel: they sum to ΔP ⋈ C_old,
+        // which is what the deleted rows added to P bring, ΔC ⋈ D = -(20, b).
+        let mut dropped = join(&c_new, &dp);
+        for (row, w) in join(&dc, &dp) {
+            *dropped.entry(row).or_default() -= w;
+        }
+        dropped.retain(|_, w| *w != 0);
+        assert_eq!(dropped, join(&dc, &[((2, 'b'), 1)]));
+        assert_eq!(dropped, Bag::from([((20, 'b'), -1)]));
     }
 }

@@ -382,23 +382,45 @@ pub fn term_select_in(d: Dialect, q: &ViewQuery, term: Term, sources: &[Source])
             weight.push(format!("{}.{}", d.ident(a), d.ident(MULTIPLICITY)));
         }
     }
-    let from = list(sources.iter().zip(&aliases), ", ", |(s, a)| match s {
-        Source::Current(t) => format!("{} AS {}", d.table(t), d.ident(a)),
-        Source::Bounded(sql) => format!("{} AS {}", sql, d.ident(a)),
-        Source::Named(name) => format!("{} AS {}", d.ident(name), d.ident(a)),
-        Source::Delta(delta) => format!("{} AS {}", delta.sql_in(d), d.ident(a)),
-    });
+    let from = list(sources.iter().zip(&aliases), ", ", |(s, a)| format!("{} AS {}", relation(d, s), d.ident(a)));
     let mut cols: Vec<String> =
         payload(q).iter().map(|(e, n)| format!("{} AS {}", expr_in(d, e, &aliases), d.ident(n))).collect();
     cols.push(format!("({}) AS {}", weight.join(" * "), d.ident(WEIGHT)));
     format!("SELECT {} FROM {} WHERE {}", cols.join(", "), from, conjunction(d, &q.predicates, &aliases))
 }
 
-/// A leaf of a combined evaluation: its table, its delta if some run term reads it, and the
-/// columns the view reads from the table (the delta's columns).
+/// The relation a source stands for, as a FROM item without its alias.
+pub fn relation_sql(s: &Source) -> String {
+    relation(Dialect::DuckDb, s)
+}
+
+fn relation(d: Dialect, s: &Source) -> String {
+    match s {
+        Source::Current(t) => d.table(t),
+        Source::Bounded(sql) => sql.clone(),
+        Source::Named(name) => d.ident(name),
+        Source::Delta(delta) => delta.sql_in(d),
+    }
+}
+
+/// A leaf's current state with the rows its delta deleted added back (multiplicity -1 read
+/// as one row): how the terms read a parent that foreign keys pruned although it deleted keys
+/// (see `facts::FkPruning`). `columns` are the delta's, the columns the view reads.
+pub fn with_deleted_rows(current: &Source, delta: &Qualified, columns: &[String]) -> Source {
+    let cols = list(columns, ", ", |c| ident(c));
+    Source::Bounded(format!(
+        "(SELECT {cols} FROM {} UNION ALL SELECT {cols} FROM {} WHERE {} < 0)",
+        relation(Dialect::DuckDb, current),
+        delta.sql(),
+        ident(MULTIPLICITY)
+    ))
+}
+
+/// A leaf of a combined evaluation: its current state, its delta if some run term reads it,
+/// and the columns the view reads from the table (the delta's columns).
 #[derive(Clone, Debug)]
 pub struct CombinedLeaf {
-    pub table: TableId,
+    pub current: Source,
     pub delta: Option<Qualified>,
     pub columns: Vec<String>,
 }
@@ -430,13 +452,13 @@ pub fn combined_terms(q: &ViewQuery, leaves: &[CombinedLeaf], fk_skip: Mask) -> 
     let mut factors = Vec::new();
     for (i, (leaf, a)) in leaves.iter().zip(&aliases).enumerate() {
         match &leaf.delta {
-            None => from.push(format!("{} AS {}", table(&leaf.table), ident(a))),
+            None => from.push(format!("{} AS {}", relation(Dialect::DuckDb, &leaf.current), ident(a))),
             Some(delta) => {
                 let cols = with_comma(&leaf.columns.iter().map(|c| ident(c)).collect::<Vec<_>>());
                 from.push(format!(
                     "(SELECT {cols}0 AS {tag}, 1 AS {factor} FROM {base} UNION ALL \
                      SELECT {cols}1, -{m} FROM {delta}) AS {alias}",
-                    base = table(&leaf.table),
+                    base = relation(Dialect::DuckDb, &leaf.current),
                     m = ident(MULTIPLICITY),
                     delta = delta.sql(),
                     alias = ident(a)

@@ -16,9 +16,9 @@ use super::cache::{Cache, Compiled};
 use super::mode::{self, Mode, Requested};
 use super::{in_transaction, record_history, HistoryRow};
 use crate::capture::{self, feeds, feeds::Feed, DeltaStats, Fresh, SourceKind};
-use crate::db::Sql;
+use crate::db::{Cells, Sql};
 use crate::error::{Error, Result};
-use crate::facts::{self, ProvenRelation};
+use crate::facts::{self, FkPruning, ProvenRelation};
 use crate::plan::{self, DeltaShape, Term, TermCounts, TermStatus};
 use crate::render::{self, Qualified, Source};
 use crate::strategy::{self, Strategy};
@@ -139,7 +139,7 @@ struct Prepared {
     c: Compiled,
     inputs: Vec<Input>,
     relations: Vec<ProvenRelation>,
-    fk_bits: plan::Mask,
+    pruning: FkPruning,
     plan: Vec<(Term, TermStatus)>,
     /// The N-term plan, when the refresh takes that rule instead of `plan`.
     nterm: Option<super::nterm::NTerm>,
@@ -364,7 +364,7 @@ fn second_transaction(
             c,
             inputs: vec![],
             relations: vec![],
-            fk_bits: 0,
+            pruning: FkPruning::default(),
             plan: vec![],
             nterm: None,
             mode: Mode::Full,
@@ -477,14 +477,15 @@ fn second_transaction(
     let capture_ms = capture_started.elapsed().as_secs_f64() * 1000.0;
     let leaf_rows: Vec<u64> = c.leaf_table.iter().map(|&k| inputs[k].stats.rows).collect();
     let shapes: Vec<DeltaShape> = c.leaf_table.iter().map(|&k| inputs[k].stats.shape()).collect();
-    let (relations, fk_bits) = if pruning {
+    let (relations, fk_pruning) = if pruning {
         let relations = facts::proven_relations(&c.q, &c.fks);
-        let bits = facts::fk_skip_bits(&relations, &shapes);
-        (relations, bits)
+        let passed = passed_key_checks(db, &c, &inputs, &facts::key_checks(&relations, &shapes))?;
+        let pruned = facts::fk_pruning(&relations, &shapes, |k| passed.contains(k));
+        (relations, pruned)
     } else {
-        (vec![], 0)
+        (vec![], FkPruning::default())
     };
-    let plan = plan::plan_spans(&c.q.spans(), plan::empty_delta_bits(&shapes), fk_bits);
+    let plan = plan::plan_spans(&c.q.spans(), plan::empty_delta_bits(&shapes), fk_pruning.skip);
     // All-DuckLake views may take the N-term rule (old states by time travel).
     let lake_tables: Vec<super::nterm::TableInput> = inputs
         .iter()
@@ -537,7 +538,7 @@ fn second_transaction(
         c,
         inputs,
         relations,
-        fk_bits,
+        pruning: fk_pruning,
         plan,
         nterm,
         mode,
@@ -548,6 +549,51 @@ fn second_transaction(
         capture_ms,
         t2_started,
     })
+}
+
+/// The key checks (`facts::key_checks`) the deltas pass: no key of a deleting parent's delta is
+/// on two rows, and no row of a declared key's child references a deleted one. One statement.
+fn passed_key_checks(
+    db: &dyn Sql,
+    c: &Compiled,
+    inputs: &[Input],
+    checks: &[facts::KeyCheck],
+) -> Result<Vec<facts::KeyCheck>> {
+    let with_delta: Vec<(&facts::KeyCheck, &Qualified)> =
+        checks.iter().filter_map(|k| Some((k, inputs.get(*c.leaf_table.get(k.leaf)?)?.delta.as_ref()?))).collect();
+    if with_delta.is_empty() {
+        return Ok(vec![]);
+    }
+    let parts: Vec<render::capture::KeyCheckSql> = with_delta
+        .iter()
+        .map(|(k, delta)| render::capture::KeyCheckSql {
+            delta,
+            keys: &k.columns,
+            child: k
+                .child
+                .as_ref()
+                .map(|(leaf, refs)| (render::relation_sql(&leaf_source(c, inputs, *leaf, false)), refs.as_slice())),
+        })
+        .collect();
+    let rows = db.query(&render::capture::key_checks(&parts))?;
+    let row = rows.first().ok_or_else(|| Error::Internal("a key check returned no row".into()))?;
+    let mut passed = Vec::new();
+    for (i, (k, _)) in with_delta.iter().enumerate() {
+        if row.int(i)? == 0 {
+            passed.push((*k).clone());
+        }
+    }
+    Ok(passed)
+}
+
+/// Where leaf `i` of a refresh reads from: its delta, its bounded state, or the table.
+fn leaf_source(c: &Compiled, inputs: &[Input], i: usize, as_delta: bool) -> Source {
+    let input = &inputs[c.leaf_table[i]];
+    match (as_delta, &input.delta, &input.bounded) {
+        (true, Some(d), _) => Source::Delta(d.clone()),
+        (_, _, Some(b)) => Source::Bounded(b.clone()),
+        _ => Source::Current(c.q.leaves[i].table.clone()),
+    }
 }
 
 /// Drops the temp tables the first transaction committed, after the second failed or was only
@@ -571,22 +617,27 @@ fn drop_delta(db: &dyn Sql, i: &Input) -> Result<()> {
 }
 
 impl Prepared {
-    /// Where leaf `i` reads from in a term: its delta, its bounded state, or the table.
+    /// Where leaf `i` reads from: its delta, its bounded state, or the table.
     fn source(&self, i: usize, as_delta: bool) -> Source {
-        let input = &self.inputs[self.c.leaf_table[i]];
-        match (as_delta, &input.delta, &input.bounded) {
-            (true, Some(d), _) => Source::Delta(d.clone()),
-            (_, _, Some(b)) => Source::Bounded(b.clone()),
-            _ => Source::Current(self.c.q.leaves[i].table.clone()),
+        leaf_source(&self.c, &self.inputs, i, as_delta)
+    }
+
+    /// Where leaf `i` reads from in an inclusion-exclusion term: as `source`, except that a
+    /// parent pruned with deletes is read with its deleted rows (`facts::FkPruning`).
+    fn term_source(&self, i: usize, as_delta: bool) -> Source {
+        let k = self.c.leaf_table[i];
+        match (&self.inputs[k].delta, as_delta || self.pruning.with_deleted & (1 << i) == 0) {
+            (Some(d), false) => {
+                render::with_deleted_rows(&self.source(i, false), d, &render::column_list(&self.c.read_columns[k]))
+            }
+            _ => self.source(i, as_delta),
         }
     }
 
-    fn sources(&self, term: Term) -> Vec<Source> {
-        (0..self.c.q.leaves.len()).map(|i| self.source(i, term.mask & (1 << i) != 0)).collect()
-    }
-
     fn term_sql(&self, term: Term) -> String {
-        render::term_select(&self.c.q, term, &self.sources(term))
+        let sources: Vec<Source> =
+            (0..self.c.q.leaves.len()).map(|i| self.term_source(i, term.mask & (1 << i) != 0)).collect();
+        render::term_select(&self.c.q, term, &sources)
     }
 
     /// The SQL of the N-term term of `leaf`: the leaves before it in the rule's order at their
@@ -612,12 +663,13 @@ impl Prepared {
         }
     }
 
+    /// The view's query over the states this refresh brings it to.
     fn full_sql(&self) -> String {
-        let all = Term { mask: 0, sign: 1 };
         if self.inputs.is_empty() {
             return render::full_select(&self.c.q);
         }
-        self.term_sql(all)
+        let sources: Vec<Source> = (0..self.c.q.leaves.len()).map(|i| self.source(i, false)).collect();
+        render::term_select(&self.c.q, Term { mask: 0, sign: 1 }, &sources)
     }
 
     fn run_terms(&self) -> Vec<Term> {
@@ -648,15 +700,17 @@ impl Prepared {
             }
             TermStatus::FkPruned => {
                 let mut parts = Vec::new();
-                for i in plan::leaves_of(term.mask) {
+                for i in plan::leaves_of(term.mask & self.pruning.skip) {
                     for r in facts::reasons_for(&self.relations, i) {
-                        if !self.leaf_stats(i).shape().insert_only() {
-                            continue;
-                        }
                         let child = &self.c.q.leaves[r.child_leaf].alias;
                         let parent = &self.c.q.leaves[r.parent_leaf].alias;
+                        let shape = if self.pruning.with_deleted & (1 << i) != 0 {
+                            format!("delta of {parent} deletes keys it does not insert again, so the other terms read {parent} with its deleted rows")
+                        } else {
+                            format!("delta of {parent} is insert-only")
+                        };
                         parts.push(format!(
-                            "{child}({}) -> {parent}({}) [{}]; delta of {parent} is insert-only",
+                            "{child}({}) -> {parent}({}) [{}]; {shape}",
                             r.fk.child_columns.join(","),
                             r.fk.parent_columns.join(","),
                             r.fk.source.as_str()
@@ -853,14 +907,14 @@ impl Prepared {
                 .iter()
                 .enumerate()
                 .map(|(i, l)| render::CombinedLeaf {
-                    table: l.table.clone(),
+                    current: self.term_source(i, false),
                     delta: (with_delta & (1 << i) != 0)
                         .then(|| self.inputs[self.c.leaf_table[i]].delta.clone())
                         .flatten(),
                     columns: render::column_list(&q.table_columns(&l.table)),
                 })
                 .collect();
-            render::combined_terms(q, &leaves, self.fk_bits)
+            render::combined_terms(q, &leaves, self.pruning.skip)
         } else {
             render::union_all(&run.iter().map(|t| self.term_sql(*t)).collect::<Vec<_>>())
         })

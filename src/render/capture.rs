@@ -251,6 +251,37 @@ pub fn delta_stats(delta: &Qualified) -> String {
     )
 }
 
+/// A check of a deleting parent's delta (`facts::KeyCheck`) as SQL: the delta, its key columns,
+/// and for a declared key the child's current relation (a FROM item) with its referencing columns.
+pub struct KeyCheckSql<'a> {
+    pub delta: &'a Qualified,
+    pub keys: &'a [String],
+    pub child: Option<(String, &'a [String])>,
+}
+
+/// For each check, the rows that break it (0 when it holds): keys of the delta on more than one
+/// row or on a row of multiplicity other than +1 or -1, plus, for a declared key, one if a row of
+/// the child references a deleted key. One row, one column per check.
+pub fn key_checks(checks: &[KeyCheckSql]) -> String {
+    let m = ident(MULTIPLICITY);
+    let one = |k: &KeyCheckSql| {
+        let repeated = format!(
+            "(SELECT count(*) FROM (SELECT 1 FROM {} GROUP BY {} HAVING count(*) > 1 OR max(abs({m})) <> 1))",
+            k.delta.sql(),
+            list(k.keys.iter(), ", ", |c| ident(c))
+        );
+        let Some((child, refs)) = &k.child else { return format!("{repeated}::BIGINT") };
+        let on =
+            list(refs.iter().zip(k.keys), " AND ", |(r, c)| format!("openivm_c.{} = openivm_d.{}", ident(r), ident(c)));
+        format!(
+            "({repeated} + (SELECT count(*) FROM (SELECT 1 FROM {child} AS openivm_c JOIN {} AS openivm_d ON {on} \
+             WHERE openivm_d.{m} < 0 LIMIT 1)))::BIGINT",
+            k.delta.sql()
+        )
+    };
+    format!("SELECT {}", list(checks, ", ", one))
+}
+
 /// Per log (tagged with its index): the rows of its batches after the cursor, those of them with
 /// a negative multiplicity, and the rows of the whole log (equal to the first when the log holds
 /// nothing else). One statement for all of a view's logs.
