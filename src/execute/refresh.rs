@@ -140,6 +140,8 @@ struct Prepared {
     inputs: Vec<Input>,
     relations: Vec<ProvenRelation>,
     pruning: FkPruning,
+    /// Deleting parents a key check kept from pruning, and why (explain's reasons).
+    unpruned: Vec<(usize, String)>,
     plan: Vec<(Term, TermStatus)>,
     /// The N-term plan, when the refresh takes that rule instead of `plan`.
     nterm: Option<super::nterm::NTerm>,
@@ -365,6 +367,7 @@ fn second_transaction(
             inputs: vec![],
             relations: vec![],
             pruning: FkPruning::default(),
+            unpruned: vec![],
             plan: vec![],
             nterm: None,
             mode: Mode::Full,
@@ -477,14 +480,14 @@ fn second_transaction(
     let capture_ms = capture_started.elapsed().as_secs_f64() * 1000.0;
     let leaf_rows: Vec<u64> = c.leaf_table.iter().map(|&k| inputs[k].stats.rows).collect();
     let shapes: Vec<DeltaShape> = c.leaf_table.iter().map(|&k| inputs[k].stats.shape()).collect();
-    let (relations, fk_pruning) = if pruning {
+    let (relations, fk_pruning, unpruned) = if pruning {
         let relations = facts::proven_relations(&c.q, &c.fks);
-        let checks = facts::key_checks(&relations, &shapes);
-        let passed = passed_key_checks(db, &c, &inputs, &table_rows, &checks)?;
-        let pruned = facts::fk_pruning(&relations, &shapes, |k| passed.contains(k));
-        (relations, pruned)
+        let checks = passed_key_checks(db, &c, &inputs, &table_rows, &facts::key_checks(&relations, &shapes))?;
+        let pruned = facts::fk_pruning(&relations, &shapes, |k| checks.passed.contains(k));
+        let unpruned = checks.failed.into_iter().filter(|(leaf, _)| pruned.skip & (1 << leaf) == 0).collect();
+        (relations, pruned, unpruned)
     } else {
-        (vec![], FkPruning::default())
+        (vec![], FkPruning::default(), vec![])
     };
     let plan = plan::plan_spans(&c.q.spans(), plan::empty_delta_bits(&shapes), fk_pruning.skip);
     // All-DuckLake views may take the N-term rule (old states by time travel).
@@ -540,6 +543,7 @@ fn second_transaction(
         inputs,
         relations,
         pruning: fk_pruning,
+        unpruned,
         plan,
         nterm,
         mode,
@@ -558,7 +562,7 @@ fn second_transaction(
 /// rule trusts it for inserted keys (docs/fk-aware-pruning.md).
 pub const REFERENCE_CHECK_MAX_ROWS: i64 = 1_000_000;
 
-/// The key checks (`facts::key_checks`) the deltas pass: no key of a deleting parent's delta is
+/// The key checks (`facts::key_checks`) the deltas pass and fail: no key of a deleting parent's delta is
 /// on two rows, and no row of a declared key's child (up to `REFERENCE_CHECK_MAX_ROWS` rows)
 /// references a deleted one. One statement.
 fn passed_key_checks(
@@ -567,11 +571,11 @@ fn passed_key_checks(
     inputs: &[Input],
     table_rows: &[i64],
     checks: &[facts::KeyCheck],
-) -> Result<Vec<facts::KeyCheck>> {
+) -> Result<KeyChecks> {
     let with_delta: Vec<(&facts::KeyCheck, &Qualified)> =
         checks.iter().filter_map(|k| Some((k, inputs.get(*c.leaf_table.get(k.leaf)?)?.delta.as_ref()?))).collect();
     if with_delta.is_empty() {
-        return Ok(vec![]);
+        return Ok(KeyChecks::default());
     }
     let parts: Vec<render::capture::KeyCheckSql> = with_delta
         .iter()
@@ -587,13 +591,31 @@ fn passed_key_checks(
         .collect();
     let rows = db.query(&render::capture::key_checks(&parts))?;
     let row = rows.first().ok_or_else(|| Error::Internal("a key check returned no row".into()))?;
-    let mut passed = Vec::new();
+    let mut out = KeyChecks::default();
     for (i, (k, _)) in with_delta.iter().enumerate() {
-        if row.int(i)? == 0 {
-            passed.push((*k).clone());
+        let alias = |leaf: usize| c.q.leaves[leaf].alias.clone();
+        let why = if row.int(2 * i)? > 0 {
+            Some("a key of its delta is on two rows (an update, or a key deleted and inserted again)".to_string())
+        } else if row.int(2 * i + 1)? > 0 {
+            let child = k.child.as_ref().map(|(leaf, _)| alias(*leaf)).unwrap_or_default();
+            Some(format!("a row of {child} still references a key it deleted (the RELY foreign key does not hold)"))
+        } else {
+            None
+        };
+        match why {
+            None => out.passed.push((*k).clone()),
+            Some(why) => out.failed.push((k.leaf, format!("{} is not pruned: {why}", alias(k.leaf)))),
         }
     }
-    Ok(passed)
+    Ok(out)
+}
+
+/// What the key checks of a refresh found: the checks that passed, and for the leaves of those
+/// that failed, why (for explain).
+#[derive(Default)]
+struct KeyChecks {
+    passed: Vec<facts::KeyCheck>,
+    failed: Vec<(usize, String)>,
 }
 
 /// Where leaf `i` of a refresh reads from: its delta, its bounded state, or the table.
@@ -697,10 +719,16 @@ impl Prepared {
     fn reason(&self, term: Term, status: TermStatus) -> String {
         let run = self.run_terms().len();
         match status {
-            TermStatus::Run if run > COMBINE_ABOVE => {
-                format!("delta rows to join; the {run} run terms are evaluated in one combined join")
+            TermStatus::Run => {
+                let mut why = String::from("delta rows to join");
+                if run > COMBINE_ABOVE {
+                    why += &format!("; the {run} run terms are evaluated in one combined join");
+                }
+                for (_, note) in self.unpruned.iter().filter(|(leaf, _)| term.mask & (1 << leaf) != 0) {
+                    why += &format!("; {note}");
+                }
+                why
             }
-            TermStatus::Run => "delta rows to join".into(),
             TermStatus::EmptySkipped => {
                 let empty: Vec<String> = plan::leaves_of(term.mask)
                     .filter(|&i| self.leaf_stats(i).rows == 0)

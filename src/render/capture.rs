@@ -259,25 +259,32 @@ pub struct KeyCheckSql<'a> {
     pub child: Option<(String, &'a [String])>,
 }
 
-/// For each check, the rows that break it (0 when it holds): keys of the delta on more than one
-/// row or on a row of multiplicity other than +1 or -1, plus, for a declared key, one if a row of
-/// the child references a deleted key. One row, one column per check.
+/// For each check, two counts (both 0 when it holds): the keys of the delta on more than one row
+/// or on a row of multiplicity other than +1 or -1, and, for a declared key, whether a row of the
+/// child references a deleted key (0 or 1; always 0 without a child). One row, two columns per
+/// check.
 pub fn key_checks(checks: &[KeyCheckSql]) -> String {
     let m = ident(MULTIPLICITY);
     let one = |k: &KeyCheckSql| {
         let repeated = format!(
-            "(SELECT count(*) FROM (SELECT 1 FROM {} GROUP BY {} HAVING count(*) > 1 OR max(abs({m})) <> 1))",
+            "(SELECT count(*) FROM (SELECT 1 FROM {} GROUP BY {} HAVING count(*) > 1 OR max(abs({m})) <> 1))::BIGINT",
             k.delta.sql(),
             list(k.keys.iter(), ", ", |c| ident(c))
         );
-        let Some((child, refs)) = &k.child else { return format!("{repeated}::BIGINT") };
-        let on =
-            list(refs.iter().zip(k.keys), " AND ", |(r, c)| format!("openivm_c.{} = openivm_d.{}", ident(r), ident(c)));
-        format!(
-            "({repeated} + (SELECT count(*) FROM (SELECT 1 FROM {child} AS openivm_c JOIN {} AS openivm_d ON {on} \
-             WHERE openivm_d.{m} < 0 LIMIT 1)))::BIGINT",
-            k.delta.sql()
-        )
+        let referencing = match &k.child {
+            None => "0::BIGINT".to_string(),
+            Some((child, refs)) => format!(
+                "(SELECT count(*) FROM (SELECT 1 FROM {child} AS openivm_c JOIN {} AS openivm_d ON {} \
+                 WHERE openivm_d.{m} < 0 LIMIT 1))::BIGINT",
+                k.delta.sql(),
+                list(refs.iter().zip(k.keys), " AND ", |(r, c)| format!(
+                    "openivm_c.{} = openivm_d.{}",
+                    ident(r),
+                    ident(c)
+                ))
+            ),
+        };
+        format!("{repeated}, {referencing}")
     };
     format!("SELECT {}", list(checks, ", ", one))
 }
