@@ -410,7 +410,7 @@ pub fn with_deleted_rows(current: &Source, delta: &Qualified, columns: &[String]
     let cols = list(columns, ", ", |c| ident(c));
     Source::Bounded(format!(
         "(SELECT {cols} FROM {} UNION ALL SELECT {cols} FROM {} WHERE {} < 0)",
-        relation(Dialect::DuckDb, current),
+        relation_sql(current),
         delta.sql(),
         ident(MULTIPLICITY)
     ))
@@ -452,13 +452,13 @@ pub fn combined_terms(q: &ViewQuery, leaves: &[CombinedLeaf], fk_skip: Mask) -> 
     let mut factors = Vec::new();
     for (i, (leaf, a)) in leaves.iter().zip(&aliases).enumerate() {
         match &leaf.delta {
-            None => from.push(format!("{} AS {}", relation(Dialect::DuckDb, &leaf.current), ident(a))),
+            None => from.push(format!("{} AS {}", relation_sql(&leaf.current), ident(a))),
             Some(delta) => {
                 let cols = with_comma(&leaf.columns.iter().map(|c| ident(c)).collect::<Vec<_>>());
                 from.push(format!(
                     "(SELECT {cols}0 AS {tag}, 1 AS {factor} FROM {base} UNION ALL \
                      SELECT {cols}1, -{m} FROM {delta}) AS {alias}",
-                    base = relation(Dialect::DuckDb, &leaf.current),
+                    base = relation_sql(&leaf.current),
                     m = ident(MULTIPLICITY),
                     delta = delta.sql(),
                     alias = ident(a)

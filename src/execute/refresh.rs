@@ -658,8 +658,9 @@ impl Prepared {
     /// parent pruned with deletes is read with its deleted rows (`facts::FkPruning`).
     fn term_source(&self, i: usize, as_delta: bool) -> Source {
         let k = self.c.leaf_table[i];
-        match (&self.inputs[k].delta, as_delta || self.pruning.with_deleted & (1 << i) == 0) {
-            (Some(d), false) => {
+        let with_deleted = !as_delta && self.pruning.with_deleted & (1 << i) != 0;
+        match (&self.inputs[k].delta, with_deleted) {
+            (Some(d), true) => {
                 render::with_deleted_rows(&self.source(i, false), d, &render::column_list(&self.c.read_columns[k]))
             }
             _ => self.source(i, as_delta),
