@@ -82,11 +82,11 @@ fn lossless_cast(from: &str, to: &str) -> bool {
 
 /// The column an expression is: a bound column, or one under a lossless cast (a UNION ALL
 /// branch's column cast to the union's type).
-fn column_of<'a>(e: &'a Expr, leaves: &[Leaf]) -> Option<(usize, &'a str)> {
+pub fn bound_column<'a>(e: &'a Expr, leaves: &[Leaf]) -> Option<(usize, &'a str)> {
     match e {
         Expr::Bound { leaf, column } => Some((*leaf, column)),
         Expr::Cast { expr, ty, try_cast: false } => {
-            let (leaf, column) = column_of(expr, leaves)?;
+            let (leaf, column) = bound_column(expr, leaves)?;
             let from = &leaves.get(leaf)?.columns.iter().find(|c| c.name.eq_ignore_ascii_case(column))?.ty;
             lossless_cast(from, &crate::render::type_name(ty)).then_some((leaf, column))
         }
@@ -96,7 +96,7 @@ fn column_of<'a>(e: &'a Expr, leaves: &[Leaf]) -> Option<(usize, &'a str)> {
 
 fn equates(p: &Expr, leaves: &[Leaf], a: (usize, &str), b: (usize, &str)) -> bool {
     let is = |e: &Expr, (leaf, col): (usize, &str)| {
-        column_of(e, leaves).is_some_and(|(l, c)| l == leaf && c.eq_ignore_ascii_case(col))
+        bound_column(e, leaves).is_some_and(|(l, c)| l == leaf && c.eq_ignore_ascii_case(col))
     };
     match p {
         Expr::Compare { op: CompareOp::Eq, left, right } => {

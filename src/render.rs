@@ -768,6 +768,8 @@ pub struct CountedMerge<'a> {
     pub source: &'a str,
     /// Key columns, matched with IS NOT DISTINCT FROM (NULL keys are keys too).
     pub keys: &'a [String],
+    /// The keys the match needs when fewer than all (`merge_keys`: they determine the others).
+    pub matched: Option<&'a [String]>,
     pub target_count: &'a str,
     pub source_count: &'a str,
     /// Further columns that are added up (see `MergeRule`).
@@ -791,10 +793,11 @@ pub fn counted_merge(m: &CountedMerge) -> Vec<String> {
 /// `counted_merge` in dialect `dl`.
 pub fn counted_merge_in(dl: Dialect, m: &CountedMerge) -> Vec<String> {
     let (t, d) = ("openivm_t", "openivm_d");
-    let on = if m.keys.is_empty() {
+    let matched = m.matched.unwrap_or(m.keys);
+    let on = if matched.is_empty() {
         "TRUE".to_string()
     } else {
-        list(m.keys, " AND ", |k| {
+        list(matched, " AND ", |k| {
             let k = dl.ident(k);
             dl.not_distinct(&format!("{t}.{k}"), &format!("{d}.{k}"))
         })
@@ -868,8 +871,16 @@ pub fn counted_merge_in(dl: Dialect, m: &CountedMerge) -> Vec<String> {
 }
 
 /// Applies a view delta (the aggregated union of the run terms) to the stored result.
-pub fn apply_view_delta(storage: Storage, q: &ViewQuery, data: &Qualified, delta_sql: &str) -> Vec<String> {
-    apply_view_delta_in(Dialect::DuckDb, storage, q, data, delta_sql)
+/// `matched`: the positions of the group keys that determine the others in this refresh
+/// (`merge_keys::MergeKeys`), to match on alone; None matches on every key.
+pub fn apply_view_delta(
+    storage: Storage,
+    q: &ViewQuery,
+    data: &Qualified,
+    delta_sql: &str,
+    matched: Option<&[usize]>,
+) -> Vec<String> {
+    apply_view_delta_in(Dialect::DuckDb, storage, q, data, delta_sql, matched)
 }
 
 /// `apply_view_delta` in dialect `d`.
@@ -879,8 +890,12 @@ pub fn apply_view_delta_in(
     q: &ViewQuery,
     data: &Qualified,
     delta_sql: &str,
+    matched: Option<&[usize]>,
 ) -> Vec<String> {
     let (keys, state) = stored_columns(q);
+    let matched: Option<Vec<String>> = matched
+        .map(|m| m.iter().filter_map(|&i| keys.get(i).cloned()).collect())
+        .filter(|m: &Vec<String>| !m.is_empty());
     let global = matches!(&q.shape, Shape::Grouped { keys, .. } if keys.is_empty());
     let empty_set = match &q.shape {
         Shape::Grouped { sets: Some(g), .. } => g.empty_set_id(),
@@ -892,6 +907,7 @@ pub fn apply_view_delta_in(
             target: data,
             source: delta_sql,
             keys: &keys,
+            matched: matched.as_deref(),
             target_count: stored::COUNT,
             source_count: stored::COUNT,
             summed: &state,
@@ -1427,7 +1443,7 @@ mod tests {
         let (_, state) = stored_columns(&q);
         assert_eq!(state[0], Summed { column: "openivm_a0_ext".into(), rule: MergeRule::Least });
         assert_eq!(state[1], Summed { column: "openivm_a1_ext".into(), rule: MergeRule::Greatest });
-        let merge = apply_view_delta(Storage::DuckDb, &q, &Qualified::temp("d".into()), "SELECT 1").join("; ");
+        let merge = apply_view_delta(Storage::DuckDb, &q, &Qualified::temp("d".into()), "SELECT 1", None).join("; ");
         assert!(
             merge.contains(r#""openivm_a0_ext" = LEAST(openivm_t."openivm_a0_ext", openivm_d."openivm_a0_ext")"#),
             "{merge}"
@@ -1727,7 +1743,7 @@ mod tests {
             "{sql}"
         );
         let data = Qualified { catalog: "db".into(), schema: "openivm".into(), name: "data_v".into() };
-        let merge = apply_view_delta(Storage::DuckDb, &q, &data, "DELTA").join("; ");
+        let merge = apply_view_delta(Storage::DuckDb, &q, &data, "DELTA", None).join("; ");
         // the set id is a key; the empty set (both keys left out: id 3) is never deleted
         assert!(merge.contains("openivm_d.\"openivm_gset\""), "{merge}");
         assert!(
@@ -1777,10 +1793,10 @@ mod tests {
 
         // the merge: DECIMAL sums past 38 digits through list_sum, HUGEINT sums subtract first
         let data = Qualified { catalog: "db".into(), schema: "main".into(), name: "d".into() };
-        let merge = apply_view_delta(Storage::DuckDb, &typed_sum("DECIMAL(38,2)"), &data, "DELTA").join("; ");
+        let merge = apply_view_delta(Storage::DuckDb, &typed_sum("DECIMAL(38,2)"), &data, "DELTA", None).join("; ");
         assert!(merge
             .contains("\"openivm_a0_sum\" = list_sum([openivm_t.\"openivm_a0_sum\", openivm_d.\"openivm_a0_sum\"])"));
-        let merge = apply_view_delta(Storage::DuckDb, &typed_sum("HUGEINT"), &data, "DELTA").join("; ");
+        let merge = apply_view_delta(Storage::DuckDb, &typed_sum("HUGEINT"), &data, "DELTA", None).join("; ");
         assert!(merge.contains(
             "\"openivm_a0_sum\" = (COALESCE(openivm_t.\"openivm_a0_sum\", 0) - COALESCE(openivm_d.\"openivm_a0_sub\", 0)) \
              + COALESCE(openivm_d.\"openivm_a0_sum\", 0)"
@@ -1790,7 +1806,7 @@ mod tests {
             "VALUES (openivm_d.\"openivm_g0\", openivm_d.\"openivm_count\", CASE WHEN openivm_d.\"openivm_a0_sub\" IS NULL \
              THEN openivm_d.\"openivm_a0_sum\" ELSE TRY(COALESCE(openivm_d.\"openivm_a0_sum\", 0) - openivm_d.\"openivm_a0_sub\") END, "
         ));
-        let merge = apply_view_delta(Storage::DuckDb, &typed_sum("DOUBLE"), &data, "DELTA").join("; ");
+        let merge = apply_view_delta(Storage::DuckDb, &typed_sum("DOUBLE"), &data, "DELTA", None).join("; ");
         for c in ["pinf", "ninf", "nan"] {
             assert!(merge.contains(&format!(
                 "\"openivm_a0_{c}\" = COALESCE(openivm_t.\"openivm_a0_{c}\", 0) + COALESCE(openivm_d.\"openivm_a0_{c}\", 0)"
@@ -1851,6 +1867,7 @@ mod tests {
             target,
             source: "SELECT 1",
             keys: &["k".into()],
+            matched: None,
             target_count: "openivm_count",
             source_count: "openivm_count",
             summed: &[Summed::added("s".into())],

@@ -38,6 +38,8 @@ pub struct Compiled {
     pub leaf_table: Vec<usize>,
     /// Foreign-key facts between the tables (catalog constraints and valid RELY declarations).
     pub fks: Vec<ForeignKey>,
+    /// The group keys that determine the others, which the merge may match on alone.
+    pub merge_keys: Option<crate::merge_keys::MergeKeys>,
     /// The change source each table declares.
     pub sources: Vec<SourceKind>,
     /// The kind of database the view lives in.
@@ -278,8 +280,10 @@ impl Cache {
             Some(c) => (c.last_incremental_ms, c.last_incremental_capture_ms, c.last_full_ms),
             None => last_times(db, &view.at)?,
         };
+        let merge_keys = crate::merge_keys::merge_keys(&q, &fks);
         let c = Compiled {
             view,
+            merge_keys,
             q,
             outputs,
             tables,

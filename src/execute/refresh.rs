@@ -805,21 +805,29 @@ impl Prepared {
         if !q.recomputed_aggregates().is_empty() {
             return Err(Error::Internal("a view with aggregates without a delta rule cannot merge a delta".into()));
         }
+        let matched = self.merge_keys();
         let Some(readers) = readers else {
             let delta = render::aggregate_weighted(q, &rows);
-            db.execute_all(&render::apply_view_delta(self.c.storage, q, &self.c.view.data, &delta))?;
+            db.execute_all(&render::apply_view_delta(self.c.storage, q, &self.c.view.data, &delta, matched))?;
             return Ok(false);
         };
         let delta = Qualified::temp("openivm_view_delta".into());
         db.execute(&render::create_temp_table_as(&delta, &render::aggregate_weighted(q, &rows)))?;
         let applied = self.shown_before(db, readers, &delta).and_then(|before| {
             let merged = format!("SELECT * FROM {}", delta.sql());
-            db.execute_all(&render::apply_view_delta(self.c.storage, q, &self.c.view.data, &merged))?;
+            db.execute_all(&render::apply_view_delta(self.c.storage, q, &self.c.view.data, &merged, matched))?;
             self.shown_after(db, readers, &delta, before)
         });
         let dropped = db.execute(&render::drop_table(&delta));
         applied.and(dropped)?;
         Ok(true)
+    }
+
+    /// The group keys this refresh's merge matches on when they determine the others: none of
+    /// the leaves they determine deleted anything (`merge_keys`).
+    fn merge_keys(&self) -> Option<&[usize]> {
+        let m = self.c.merge_keys.as_ref()?;
+        m.usable(|leaf| self.leaf_stats(leaf).deletes > 0).then_some(&m.matched[..])
     }
 
     /// What the view shows of its stored groups whose keys are in `keys`.

@@ -1189,7 +1189,16 @@ class ViewGen:
                 aggs.append(a)
                 has_float |= f
             if shape == "grouped":
-                for _ in range(r.randint(1, 3)):
+                keyed = [lf for lf in leaves if lf.table.pk]
+                if keyed and r.random() < 0.2:
+                    # a leaf's key with attributes of that leaf (GROUP BY c.id, c.name, ...): the
+                    # merge may match on the key alone
+                    lf = r.choice(keyed)
+                    keys.extend(f"{lf.alias}.{c}" for c in lf.table.pk)
+                    attrs = [c.name for c in lf.table.cols if c.name not in lf.table.pk]
+                    for c in r.sample(attrs, min(len(attrs), r.randint(1, 3))):
+                        keys.append(f"{lf.alias}.{c}")
+                for _ in range(r.randint(0 if keys else 1, 2 if keys else 3)):
                     k = self.group_expr(leaves)
                     if k not in keys:
                         keys.append(k)
