@@ -201,12 +201,22 @@ pub fn key_checks(relations: &[ProvenRelation], shapes: &[DeltaShape]) -> Vec<Ke
 /// relation counts only when its child comes later: the child must still be read at its old
 /// state when its parent is pruned. On a cycle of declared keys this drops the relation that
 /// closes the cycle; pruning both leaves of A -> B -> A would drop terms that do not cancel.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct FkPruning {
     /// Leaves whose delta terms are dropped.
     pub skip: Mask,
     /// Skipped leaves the surviving terms read with their deleted rows added.
     pub with_deleted: Mask,
+    /// The relations (positions in the list given) that pruned a leaf.
+    pub used: Vec<usize>,
+}
+
+impl FkPruning {
+    /// The relations that pruned `leaf`, for explain's reasons: not one that closes a cycle, or
+    /// whose key check failed while another relation to the same leaf passed.
+    pub fn reasons<'a>(&self, relations: &'a [ProvenRelation], leaf: usize) -> Vec<&'a ProvenRelation> {
+        self.used.iter().filter_map(|&i| relations.get(i)).filter(|r| r.parent_leaf == leaf).collect()
+    }
 }
 
 /// The pruning of a refresh; `passed` says whether a `KeyCheck` passed.
@@ -218,7 +228,7 @@ pub fn fk_pruning(
     let order = crate::telescope::leaf_order(shapes.len(), relations);
     let pos = |leaf: usize| order.iter().position(|&o| o == leaf);
     let mut out = FkPruning::default();
-    for r in relations {
+    for (i, r) in relations.iter().enumerate() {
         let Some(shape) = shapes.get(r.parent_leaf) else { continue };
         if pos(r.child_leaf) <= pos(r.parent_leaf) {
             continue;
@@ -228,6 +238,7 @@ pub fn fk_pruning(
             continue;
         }
         out.skip |= 1 << r.parent_leaf;
+        out.used.push(i);
         if deletes {
             out.with_deleted |= 1 << r.parent_leaf;
         }
@@ -238,11 +249,6 @@ pub fn fk_pruning(
 /// The FK skip mask when only insert-only deltas may be pruned (no key checks: compile-only).
 pub fn fk_skip_bits(relations: &[ProvenRelation], shapes: &[DeltaShape]) -> Mask {
     fk_pruning(relations, shapes, |_| false).skip
-}
-
-/// The relations that justify skipping a leaf, for explain's reasons.
-pub fn reasons_for(relations: &[ProvenRelation], leaf: usize) -> Vec<&ProvenRelation> {
-    relations.iter().filter(|r| r.parent_leaf == leaf).collect()
 }
 
 #[cfg(test)]
@@ -336,12 +342,26 @@ mod tests {
         let checks = key_checks(&declared, &shapes);
         assert_eq!(checks[0].child, Some((0, vec!["k".into()])));
         // d1's check passes: both pruned, d1 read with its deleted rows
-        assert_eq!(fk_pruning(&rels, &shapes, |_| true), FkPruning { skip: 0b110, with_deleted: 0b010 });
-        // a key of d1 deleted and inserted again (an update): d1 keeps its terms
-        assert_eq!(fk_pruning(&rels, &shapes, |_| false), FkPruning { skip: 0b100, with_deleted: 0 });
+        assert_eq!(
+            fk_pruning(&rels, &shapes, |_| true),
+            FkPruning { skip: 0b110, with_deleted: 0b010, used: vec![0, 1] }
+        );
+        // a key of d1 deleted and inserted again (an update): d1 keeps its terms, and only the
+        // relation to d2 is a reason
+        let kept = fk_pruning(&rels, &shapes, |_| false);
+        assert_eq!(kept, FkPruning { skip: 0b100, with_deleted: 0, used: vec![1] });
+        assert!(kept.reasons(&rels, 1).is_empty());
+        assert_eq!(kept.reasons(&rels, 2), vec![&rels[1]]);
         assert_eq!(fk_skip_bits(&rels, &shapes), 0b100);
         // a delete-only parent
         assert_eq!(fk_pruning(&rels, &[both, DeltaShape::DELETES, ins], |_| true).with_deleted, 0b010);
+        // two children of one deleting parent: a(0) -> p(2) by a catalog key, b(1) -> p(2) by a
+        // RELY key whose reference check failed. p is pruned by the first; only it is a reason.
+        let mut two = [rel(0, 2), rel(1, 2)];
+        two[1].fk.source = FactSource::Rely;
+        let pruned = fk_pruning(&two, &[ins, ins, both], |k| k.child.is_none());
+        assert_eq!((pruned.skip, pruned.with_deleted), (0b100, 0b100));
+        assert_eq!(pruned.reasons(&two, 2), vec![&two[0]]);
     }
 
     #[test]
@@ -352,8 +372,13 @@ mod tests {
         // a(0) -> b(1) and b(1) -> a(0), as two RELY declarations may say: inserting a new a
         // and the b it references (which references it back) changes the join, so at most one
         // of the two may be pruned.
-        let cycle = fk_skip_bits(&[rel(0, 1), rel(1, 0)], &[ins, ins]);
-        assert_eq!(cycle.count_ones(), 1);
+        let cycle_rels = [rel(0, 1), rel(1, 0)];
+        let cycle = fk_pruning(&cycle_rels, &[ins, ins], |_| false);
+        assert_eq!(cycle.skip.count_ones(), 1);
+        // the relation that closes the cycle is no reason for the leaf pruned
+        let pruned = cycle.skip.trailing_zeros() as usize;
+        assert_eq!(cycle.reasons(&cycle_rels, pruned).len(), 1);
+        assert_eq!(cycle.used.len(), 1);
     }
 
     /// A Z-set of joined (child value, parent value) rows.

@@ -740,7 +740,7 @@ impl Prepared {
             TermStatus::FkPruned => {
                 let mut parts = Vec::new();
                 for i in plan::leaves_of(term.mask & self.pruning.skip) {
-                    for r in facts::reasons_for(&self.relations, i) {
+                    for r in self.pruning.reasons(&self.relations, i) {
                         let child = &self.c.q.leaves[r.child_leaf].alias;
                         let parent = &self.c.q.leaves[r.parent_leaf].alias;
                         let shape = if self.pruning.with_deleted & (1 << i) != 0 {
