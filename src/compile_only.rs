@@ -377,6 +377,9 @@ pub struct Decision {
     /// The inclusion-exclusion plan (always computed, for the report).
     pub ie: Vec<(Term, TermStatus)>,
     pub nterm: Vec<(usize, TermStatus)>,
+    /// The group keys the MERGE matches on when they determine the others and no leaf they
+    /// determine may delete (`merge_keys`); None: every key.
+    pub merge_keys: Option<Vec<usize>>,
 }
 
 /// Why no pair of leaves proves `fk`.
@@ -433,7 +436,10 @@ pub fn decide(q: &ViewQuery, r: &Resolved) -> Decision {
             counts.run, counts.total
         ),
     };
+    let merge_keys =
+        crate::merge_keys::merge_keys(q, &r.fks).filter(|m| m.usable(|leaf| !insert_only[leaf])).map(|m| m.matched);
     Decision {
+        merge_keys,
         rule,
         reason,
         leaf_table,
@@ -505,7 +511,7 @@ pub fn program(d: Dialect, q: &ViewQuery, data: &Qualified, dec: &Decision) -> V
     if terms.is_empty() {
         return vec![];
     }
-    rc::apply_terms(d, q, data, &terms)
+    rc::apply_terms(d, q, data, &terms, dec.merge_keys.as_deref())
         .into_iter()
         .enumerate()
         .map(|(i, sql)| Statement { order: i as i64 + 1, kind: "merge", sql })
@@ -642,11 +648,21 @@ pub fn facts_document(d: Dialect, q: &ViewQuery, data: &Qualified, dec: &Decisio
         "terms_kept": kept,
         "terms_pruned": pruned,
         "inclusion_exclusion_terms": plan::count_terms(&dec.ie).total,
+        "merge_keys": merge_key_names(q, dec),
     });
     if set_operation {
         doc["branches"] = json!(branches_json(q, dec));
     }
     doc
+}
+
+/// The stored key columns the program's MERGE matches on (empty without a MERGE of groups).
+fn merge_key_names(q: &ViewQuery, dec: &Decision) -> Vec<String> {
+    let (keys, _) = render::stored_columns(q);
+    match &dec.merge_keys {
+        Some(m) => m.iter().filter_map(|&i| keys.get(i).cloned()).collect(),
+        None => keys,
+    }
 }
 
 /// Whether `name` resolves to a table or view in DuckDB's catalog.

@@ -40,9 +40,16 @@ pub fn old_state(d: Dialect, table: &TableId, columns: &[String], delta: &str) -
     )
 }
 
-/// The statement that applies a program's terms (weighted SELECTs) to the stored result.
-pub fn apply_terms(d: Dialect, q: &ViewQuery, data: &Qualified, terms: &[String]) -> Vec<String> {
-    apply_view_delta_in(d, Storage::DuckDb, q, data, &aggregate_weighted_in(d, q, &union_all(terms)), None)
+/// The statement that applies a program's terms (weighted SELECTs) to the stored result,
+/// matching on the group keys `matched` when they determine the others (None: every key).
+pub fn apply_terms(
+    d: Dialect,
+    q: &ViewQuery,
+    data: &Qualified,
+    terms: &[String],
+    matched: Option<&[usize]>,
+) -> Vec<String> {
+    apply_view_delta_in(d, Storage::DuckDb, q, data, &aggregate_weighted_in(d, q, &union_all(terms)), matched)
 }
 
 #[cfg(test)]
