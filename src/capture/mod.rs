@@ -183,10 +183,13 @@ pub fn capture(db: &dyn Sql, feed: &feeds::Feed, name: &str, size_now: i64) -> R
 /// recompute reads the table as it is). None: this feed cannot restart so (another source, or a
 /// DuckLake table dropped and created again, which the capture reports).
 pub fn rebaseline(db: &dyn Sql, feed: &feeds::Feed, size_now: i64) -> Result<Option<Fresh>> {
-    let (watermark, row_count) = match &feed.kind {
-        SourceKind::AppendOnly(pos) => append_only::baseline(db, &feed.table, pos)?,
+    let (watermark, row_count, size_seen) = match &feed.kind {
+        SourceKind::AppendOnly(pos) => {
+            let (watermark, count) = append_only::baseline(db, &feed.table, pos)?;
+            (watermark, count, append_only::size_accounted(feed, size_now, count))
+        }
         SourceKind::DuckLake(id) => match ducklake::rebaseline(db, feed, *id)? {
-            Some(w) => (Some(w), feed.row_count),
+            Some(w) => (Some(w), feed.row_count, size_now),
             None => return Ok(None),
         },
         _ => return Ok(None),
@@ -196,7 +199,7 @@ pub fn rebaseline(db: &dyn Sql, feed: &feeds::Feed, size_now: i64) -> Result<Opt
         stats: DeltaStats::default(),
         watermark,
         row_count,
-        size_seen: size_now,
+        size_seen,
         net: None,
         took_pending: false,
     }))
