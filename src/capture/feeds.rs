@@ -505,8 +505,17 @@ pub fn owned(delta: &Qualified) -> bool {
 /// by other views, each feed also read the oldest cursor).
 #[derive(Default)]
 pub struct Bookkeeping {
-    cursors: Vec<(i64, i64, Option<String>)>,
+    cursors: Vec<CursorMove>,
     feeds: Vec<i64>,
+}
+
+/// A view's cursor moving from `from` to `to` (with the feed's watermark then).
+#[derive(Clone, Debug)]
+pub struct CursorMove {
+    pub feed: i64,
+    pub from: i64,
+    pub to: i64,
+    pub watermark: Option<String>,
 }
 
 impl Bookkeeping {
@@ -525,13 +534,26 @@ impl Bookkeeping {
         feeds: impl Iterator<Item = &'a Feed>,
     ) -> Result<()> {
         if !self.cursors.is_empty() {
-            db.execute(&sql::cursors_advance(schema, view, &self.cursors))?;
+            let moves: Vec<(i64, i64, Option<String>)> =
+                self.cursors.iter().map(|m| (m.feed, m.to, m.watermark.clone())).collect();
+            db.execute(&sql::cursors_advance(schema, view, &moves))?;
         }
+        self.flush_feeds(db, feeds)
+    }
+
+    /// Saves the feeds named only, handing the cursor moves to the caller (a round of refreshes
+    /// writes all of its views' moves in one statement at its end).
+    pub fn flush_feeds<'a>(&self, db: &dyn Sql, feeds: impl Iterator<Item = &'a Feed>) -> Result<()> {
         let rows: Vec<sql::FeedRow> = feeds.filter(|f| self.feeds.contains(&f.id)).map(Feed::row).collect();
         if !rows.is_empty() {
             db.execute(&sql::feeds_update(&rows))?;
         }
         Ok(())
+    }
+
+    /// The cursor moves, taken out (see `flush_feeds`).
+    pub fn take_cursor_moves(&mut self) -> Vec<CursorMove> {
+        std::mem::take(&mut self.cursors)
     }
 }
 
@@ -581,7 +603,12 @@ pub fn commit(
         // when this view held the oldest one (the last view of the feed to apply a batch).
         let held = feed.others_min.map_or(feed.cursor, |m| m.min(feed.cursor));
         if feed.cursor != feed.seq {
-            book.cursors.push((feed.id, feed.seq, feed.watermark.clone()));
+            book.cursors.push(CursorMove {
+                feed: feed.id,
+                from: feed.cursor,
+                to: feed.seq,
+                watermark: feed.watermark.clone(),
+            });
         }
         feed.cursor = feed.seq;
         let oldest = feed.others_min.map_or(feed.seq, |m| m.min(feed.seq));
@@ -639,6 +666,17 @@ pub fn log_for_laggards(db: &dyn Sql, catalog: &str, id: i64, fresh: &Fresh, seq
     db.execute(&sql::append_log(&feed.log(), delta, &feed.columns, seq))?;
     feed.log_rows += fresh.stats.rows as i64;
     feed.save(db)
+}
+
+/// Deletes the logged batches of feed `id` that every view has seen, and saves the feed (a round
+/// of refreshes, whose views moved their cursors together at its end).
+pub fn trim_by_id(db: &dyn Sql, catalog: &str, id: i64) -> Result<()> {
+    if let Some(mut feed) = by_id(db, catalog, id)? {
+        if trim(db, &mut feed)? {
+            feed.save(db)?;
+        }
+    }
+    Ok(())
 }
 
 /// Deletes the logged batches every view has seen; whether the log's row count changed (the

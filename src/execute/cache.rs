@@ -21,8 +21,7 @@ use super::{compile, find_view, signature, signature_change, view_location, View
 
 use crate::sql::capture::LAST_TIMES;
 use crate::sql::capture::TABLE_SIZES;
-use crate::sql::catalog::VIEW_DEFINITIONS;
-use crate::sql::catalog::VIEW_STATES;
+use crate::sql::catalog::VIEW_ROWS;
 use crate::sql::views::READ_ONLY;
 
 /// Everything a refresh needs to know about a view that does not change between refreshes.
@@ -78,26 +77,86 @@ pub struct Cache {
     functions: HashMap<String, FunctionInfo>,
     /// Feed id -> the time its last diff capture in a round took (ms).
     diff_captures: HashMap<i64, f64>,
+    /// The catalog as a round of refreshes read it (None outside a round: every refresh reads
+    /// the catalog of its own transaction).
+    round: Option<CatalogSnapshot>,
+}
+
+/// A table's or view's state: (oid, definition, appended-row count; 0 for a view).
+type State = (String, String, i64);
+
+/// A DuckDB view as the catalog has it: identity, state and comment.
+struct ViewRow {
+    id: TableId,
+    state: State,
+    sql: Option<String>,
+    comment: String,
+}
+
+/// The catalog rows a refresh revalidates against, kept for a round of refreshes
+/// (`openivm_refresh_all`, one transaction): no table or view a maintained view reads changes in
+/// it, since openivm writes only its own tables, so one read serves every view of the round
+/// instead of two per view.
+#[derive(Default)]
+pub struct CatalogSnapshot {
+    tables: Option<Vec<(TableId, State)>>,
+    views: Option<Vec<ViewRow>>,
+}
+
+impl CatalogSnapshot {
+    fn tables(&mut self, db: &dyn Sql) -> Result<&[(TableId, State)]> {
+        if self.tables.is_none() {
+            self.tables = Some(table_rows(db)?);
+        }
+        Ok(self.tables.as_deref().unwrap_or_default())
+    }
+
+    fn views(&mut self, db: &dyn Sql) -> Result<&[ViewRow]> {
+        if self.views.is_none() {
+            let mut rows = Vec::new();
+            for r in VIEW_ROWS.rows(db, [])? {
+                rows.push(ViewRow {
+                    id: TableId { catalog: r.text(0)?, schema: r.text(1)?, name: r.text(2)? },
+                    state: (r.text(3)?, r.opt_text(4)?.unwrap_or_default().to_string(), 0),
+                    sql: r.opt_text(4)?.map(str::to_string),
+                    comment: r.text(5)?,
+                });
+            }
+            self.views = Some(rows);
+        }
+        Ok(self.views.as_deref().unwrap_or_default())
+    }
+}
+
+/// Every table's state, from one read of `duckdb_tables()`.
+fn table_rows(db: &dyn Sql) -> Result<Vec<(TableId, State)>> {
+    TABLE_SIZES
+        .rows(db, [])?
+        .iter()
+        .map(|r| {
+            Ok((
+                TableId { catalog: r.text(0)?, schema: r.text(1)?, name: r.text(2)? },
+                (r.text(3)?, r.text(4)?, r.int(5)?),
+            ))
+        })
+        .collect()
 }
 
 /// The state of a view's tables now: (oid, definition, appended-row count) per table.
-pub fn table_states(db: &dyn Sql, tables: &[TableId]) -> Result<Vec<(String, String, i64)>> {
-    let mut all = Vec::new();
-    for r in TABLE_SIZES.rows(db, [])? {
-        let id = TableId { catalog: r.text(0)?, schema: r.text(1)?, name: r.text(2)? };
-        if tables.contains(&id) {
-            all.push((id, (r.text(3)?, r.text(4)?, r.int(5)?)));
-        }
-    }
+pub fn table_states(db: &dyn Sql, tables: &[TableId]) -> Result<Vec<State>> {
+    states_in(db, tables, &mut CatalogSnapshot::default())
+}
+
+/// `table_states`, read from `snapshot` (what it has not read yet, it reads).
+fn states_in(db: &dyn Sql, tables: &[TableId], snapshot: &mut CatalogSnapshot) -> Result<Vec<State>> {
+    let mut all: Vec<(TableId, State)> =
+        snapshot.tables(db)?.iter().filter(|(id, _)| tables.contains(id)).cloned().collect();
     // Maintained views read as leaves are not tables: their identity is the view's (read only
     // when some relation was not found among the tables).
     if all.len() < tables.len() {
-        for r in VIEW_STATES.rows(db, [])? {
-            let id = TableId { catalog: r.text(0)?, schema: r.text(1)?, name: r.text(2)? };
-            if tables.contains(&id) {
-                all.push((id, (r.text(3)?, r.opt_text(4)?.unwrap_or_default().to_string(), 0)));
-            }
-        }
+        all.extend(
+            snapshot.views(db)?.iter().filter(|v| tables.contains(&v.id)).map(|v| (v.id.clone(), v.state.clone())),
+        );
     }
     tables
         .iter()
@@ -112,21 +171,12 @@ pub fn table_states(db: &dyn Sql, tables: &[TableId]) -> Result<Vec<(String, Str
 
 /// Whether every DuckDB view the query expanded still has the definition it was compiled from
 /// (one read of `duckdb_views()`, only for views that read DuckDB views).
-fn views_unchanged(db: &dyn Sql, q: &ViewQuery) -> Result<bool> {
+fn views_unchanged(db: &dyn Sql, q: &ViewQuery, snapshot: &mut CatalogSnapshot) -> Result<bool> {
     if q.source_views.is_empty() {
         return Ok(true);
     }
-    let rows = VIEW_DEFINITIONS.rows(db, [])?;
-    let mut now = Vec::new();
-    for r in &rows {
-        now.push((
-            TableId { catalog: r.text(0)?, schema: r.text(1)?, name: r.text(2)? },
-            r.opt_text(3)?.map(str::to_string),
-        ));
-    }
-    Ok(q.source_views
-        .iter()
-        .all(|v| now.iter().any(|(id, sql)| id == &v.view && sql.as_deref() == Some(v.sql.as_str()))))
+    let now = snapshot.views(db)?;
+    Ok(q.source_views.iter().all(|v| now.iter().any(|r| r.id == v.view && r.sql.as_deref() == Some(v.sql.as_str()))))
 }
 
 impl Cache {
@@ -136,6 +186,25 @@ impl Cache {
         self.views.clear();
         self.fulls.clear();
         self.settings = None;
+    }
+
+    /// Starts a round of refreshes in one transaction: the catalog is read once for all of them.
+    pub fn begin_round(&mut self) {
+        self.round = Some(CatalogSnapshot::default());
+    }
+
+    pub fn end_round(&mut self) {
+        self.round = None;
+    }
+
+    /// The comment on the DuckDB view `at` (None: there is no such view), from the round's
+    /// catalog when in one.
+    pub fn view_comment(&mut self, db: &dyn Sql, at: &Qualified) -> Result<Option<String>> {
+        let Some(snapshot) = self.round.as_mut() else {
+            return super::view_comment(db, at);
+        };
+        let id = TableId { catalog: at.catalog.clone(), schema: at.schema.clone(), name: at.name.clone() };
+        Ok(snapshot.views(db)?.iter().find(|v| v.id == id).map(|v| v.comment.clone()))
     }
 
     /// The built-in functions known so far, by lower-case name.
@@ -219,10 +288,12 @@ impl Cache {
         let defaults = self.defaults(db)?;
         let at = view_location(&defaults, name)?;
         let key = key_of(&at);
+        let mut own = CatalogSnapshot::default();
         if let Some(c) = self.views.get(&key) {
-            let now = table_states(db, &c.tables).map_err(|e| restale(e, name))?;
+            let snapshot = self.round.as_mut().unwrap_or(&mut own);
+            let now = states_in(db, &c.tables, snapshot).map_err(|e| restale(e, name))?;
             if now.iter().zip(&c.identity).all(|(n, (oid, sql))| &n.0 == oid && &n.1 == sql)
-                && views_unchanged(db, &c.q)?
+                && views_unchanged(db, &c.q, snapshot)?
             {
                 return Ok((key, c.clone(), now.iter().map(|n| n.2).collect()));
             }
@@ -275,7 +346,7 @@ impl Cache {
         let fks = fk_sources::foreign_keys(db, &defaults.0, &tables)?;
         let mut sources = declare::sources(db, &defaults.0, &tables, &all_columns)?;
         super::chain_sources(db, &defaults.0, &q, &tables, &mut sources)?;
-        let now = table_states(db, &tables).map_err(|e| restale(e, name))?;
+        let now = states_in(db, &tables, self.round.as_mut().unwrap_or(&mut own)).map_err(|e| restale(e, name))?;
         let (last_incremental_ms, last_incremental_capture_ms, last_full_ms) = match self.views.get(&key) {
             Some(c) => (c.last_incremental_ms, c.last_incremental_capture_ms, c.last_full_ms),
             None => last_times(db, &view.at)?,

@@ -140,7 +140,7 @@ pub fn refresh_in(db: &dyn Sql, cache: &mut Cache, name: &str, started: Instant)
             at.catalog, at.name
         )));
     }
-    check_standing(db, &view)?;
+    check_standing(db, cache, &view)?;
     let outputs = describe(db, &view.query)?;
     if output_signature(&outputs) != view.signature {
         return Err(Error::Stale {

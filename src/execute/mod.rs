@@ -114,19 +114,30 @@ pub enum Standing {
     Gone,
 }
 
+/// The comment on the DuckDB view `at` (None: there is no such view).
+pub fn view_comment(db: &dyn Sql, at: &Qualified) -> Result<Option<String>> {
+    let rows = VIEW_COMMENT.rows(db, [&at.catalog, &at.schema, &at.name])?;
+    Ok(rows.first().and_then(|r| r.first().cloned().flatten()))
+}
+
 /// Whether the DuckDB view under the name is still the one openivm created.
 pub fn standing(db: &dyn Sql, v: &ViewRecord) -> Result<Standing> {
-    let rows = VIEW_COMMENT.rows(db, [&v.at.catalog, &v.at.schema, &v.at.name])?;
-    Ok(match (rows.first().and_then(|r| r.first().cloned().flatten()), &v.marker) {
+    Ok(standing_of(view_comment(db, &v.at)?, v))
+}
+
+/// What stands under the view's name, from the comment on the DuckDB view there now.
+fn standing_of(comment: Option<String>, v: &ViewRecord) -> Standing {
+    match (comment, &v.marker) {
         (None, _) => Standing::Gone,
         (Some(now), Some(ours)) if &now != ours => Standing::Replaced,
         _ => Standing::Ours,
-    })
+    }
 }
 
-/// Fails when the view was replaced or dropped behind openivm's back.
-pub fn check_standing(db: &dyn Sql, v: &ViewRecord) -> Result<()> {
-    let what = match standing(db, v)? {
+/// Fails when the view was replaced or dropped behind openivm's back (the comment read from the
+/// cache's round of refreshes when in one).
+pub fn check_standing(db: &dyn Sql, cache: &mut cache::Cache, v: &ViewRecord) -> Result<()> {
+    let what = match standing_of(cache.view_comment(db, &v.at)?, v) {
         Standing::Ours => return Ok(()),
         Standing::Replaced => "was replaced by another definition (CREATE OR REPLACE VIEW)",
         Standing::Gone => "was dropped (DROP VIEW)",

@@ -70,6 +70,12 @@ pub struct Round {
     shared: HashMap<i64, Option<String>>,
     /// Feed id -> how long the round's diff capture of it took (ms).
     diff_ms: HashMap<i64, f64>,
+    /// The views' cursor moves, written together at the end: (view schema, view name, move).
+    /// A later view of the round reads the earlier ones' cursors as they were, which only makes
+    /// it trim a shared log less.
+    cursor_moves: Vec<(String, String, feeds::CursorMove)>,
+    /// Feeds with logged batches after a view's refresh, trimmed at the end: (catalog, id).
+    to_trim: HashSet<(String, i64)>,
 }
 
 impl Round {
@@ -122,6 +128,17 @@ impl Round {
     /// Writes the refreshes' history and marks, logs each batch for the views that have not
     /// applied it, then drops the round's tables.
     fn close(self, db: &dyn Sql) -> Result<()> {
+        if !self.cursor_moves.is_empty() {
+            let moves: Vec<(&str, &str, i64, i64, i64, Option<String>)> = self
+                .cursor_moves
+                .iter()
+                .map(|(schema, view, m)| (schema.as_str(), view.as_str(), m.feed, m.from, m.to, m.watermark.clone()))
+                .collect();
+            db.execute(&crate::render::capture::cursors_advance_all(&moves))?;
+        }
+        for (catalog, id) in &self.to_trim {
+            feeds::trim_by_id(db, catalog, *id)?;
+        }
         self.refreshed.flush(db)?;
         for (id, (fresh, seq, catalog)) in &self.batches {
             feeds::log_for_laggards(db, catalog, *id, fresh, *seq)?;
@@ -1024,7 +1041,7 @@ fn finish(
             p.delta_rows()
         )));
     }
-    super::check_standing(db, &p.c.view)?;
+    super::check_standing(db, cache, &p.c.view)?;
     let apply_started = Instant::now();
     // Views reading this one through recorded feeds get the change of what it shows, when it
     // shows its rows locally; otherwise (a recompute, or rows that are not local) their feeds
@@ -1074,7 +1091,17 @@ fn finish(
             feeds::switch_source(db, &mut i.feed, kind)?;
         }
     }
-    book.flush(db, &at.schema, &at.name, p.inputs.iter().map(|i| &i.feed).chain(readers.iter()))?;
+    let saved = p.inputs.iter().map(|i| &i.feed).chain(readers.iter());
+    match round.as_deref_mut() {
+        Some(r) => {
+            book.flush_feeds(db, saved)?;
+            r.cursor_moves
+                .extend(book.take_cursor_moves().into_iter().map(|m| (at.schema.clone(), at.name.clone(), m)));
+            r.to_trim
+                .extend(p.inputs.iter().filter(|i| i.feed.log_rows > 0).map(|i| (i.feed.catalog.clone(), i.feed.id)));
+        }
+        None => book.flush(db, &at.schema, &at.name, saved)?,
+    }
     let apply_ms = apply_started.elapsed().as_secs_f64() * 1000.0;
     let counts = match p.mode {
         Mode::Incremental | Mode::GroupRecompute => p.counts(),
@@ -1120,6 +1147,7 @@ pub fn refresh_all(db: &dyn Sql, cache: &mut Cache, opts: Options) -> Result<Vec
     let views = super::all_views(db)?;
     let mut done = Vec::new();
     let auto = requested_mode(&cache.settings(db)?, &opts) == Requested::Auto;
+    cache.begin_round();
     let diff_ms = in_transaction(db, || {
         if !views.is_empty() {
             let (home, _) = cache.defaults(db)?;
@@ -1149,7 +1177,9 @@ pub fn refresh_all(db: &dyn Sql, cache: &mut Cache, opts: Options) -> Result<Vec
         let diff_ms = std::mem::take(&mut round.diff_ms);
         round.close(db)?;
         Ok(diff_ms)
-    })?;
+    });
+    cache.end_round();
+    let diff_ms = diff_ms?;
     for (feed, ms) in diff_ms {
         cache.diff_captured(feed, ms);
     }

@@ -481,9 +481,41 @@ pub fn cursors_advance(schema: &str, view: &str, moves: &[(i64, i64, Option<Stri
     )
 }
 
+/// Moves the cursors of several views at once: (schema, view, feed id, the cursor's seq it
+/// moves from, seq, the feed's watermark then). A cursor that another statement moved since
+/// (a rebuilt feed marks the other views' cursors -1) keeps that value.
+pub fn cursors_advance_all(moves: &[(&str, &str, i64, i64, i64, Option<String>)]) -> String {
+    let values = list(moves, ", ", |(schema, view, id, from, seq, w)| {
+        format!(
+            "({}, {}, {id}, {from}, {seq}, {})",
+            literal(schema),
+            literal(view),
+            w.as_deref().map_or("CAST(NULL AS VARCHAR)".to_string(), literal)
+        )
+    });
+    format!(
+        "UPDATE openivm.cursors SET seq = v.seq, watermark = v.watermark FROM (VALUES {values}) \
+         v(view_schema, view_name, feed_id, moved_from, seq, watermark) \
+         WHERE openivm.cursors.view_schema = v.view_schema AND openivm.cursors.view_name = v.view_name \
+         AND openivm.cursors.feed_id = v.feed_id AND openivm.cursors.seq = v.moved_from"
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn moves_the_cursors_of_several_views_only_from_where_they_were() {
+        let sql = cursors_advance_all(&[("main", "a", 1, 4, 5, Some("10".into())), ("main", "b'x", 2, -1, 3, None)]);
+        assert_eq!(
+            sql,
+            "UPDATE openivm.cursors SET seq = v.seq, watermark = v.watermark FROM (VALUES ('main', 'a', 1, 4, 5, '10'), \
+             ('main', 'b''x', 2, -1, 3, CAST(NULL AS VARCHAR))) v(view_schema, view_name, feed_id, moved_from, seq, \
+             watermark) WHERE openivm.cursors.view_schema = v.view_schema AND openivm.cursors.view_name = \
+             v.view_name AND openivm.cursors.feed_id = v.feed_id AND openivm.cursors.seq = v.moved_from"
+        );
+    }
 
     fn cols() -> Vec<ColumnDef> {
         vec![
