@@ -129,10 +129,17 @@ impl Round {
     /// applied it, then drops the round's tables.
     fn close(self, db: &dyn Sql) -> Result<()> {
         if !self.cursor_moves.is_empty() {
-            let moves: Vec<(&str, &str, i64, i64, i64, Option<String>)> = self
+            let moves: Vec<crate::render::capture::CursorMoveRow> = self
                 .cursor_moves
                 .iter()
-                .map(|(schema, view, m)| (schema.as_str(), view.as_str(), m.feed, m.from, m.to, m.watermark.clone()))
+                .map(|(schema, view, m)| crate::render::capture::CursorMoveRow {
+                    schema,
+                    view,
+                    feed: m.feed,
+                    from: m.from,
+                    to: m.to,
+                    watermark: m.watermark.as_deref(),
+                })
                 .collect();
             db.execute(&crate::render::capture::cursors_advance_all(&moves))?;
         }

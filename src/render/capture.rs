@@ -481,16 +481,30 @@ pub fn cursors_advance(schema: &str, view: &str, moves: &[(i64, i64, Option<Stri
     )
 }
 
-/// Moves the cursors of several views at once: (schema, view, feed id, the cursor's seq it
-/// moves from, seq, the feed's watermark then). A cursor that another statement moved since
+/// A view's cursor move, as `cursors_advance_all` writes it.
+pub struct CursorMoveRow<'a> {
+    pub schema: &'a str,
+    pub view: &'a str,
+    pub feed: i64,
+    /// The cursor's seq before the move: a cursor another statement moved since keeps its value.
+    pub from: i64,
+    pub to: i64,
+    /// The feed's watermark then.
+    pub watermark: Option<&'a str>,
+}
+
+/// Moves the cursors of several views at once. A cursor that another statement moved since
 /// (a rebuilt feed marks the other views' cursors -1) keeps that value.
-pub fn cursors_advance_all(moves: &[(&str, &str, i64, i64, i64, Option<String>)]) -> String {
-    let values = list(moves, ", ", |(schema, view, id, from, seq, w)| {
+pub fn cursors_advance_all(moves: &[CursorMoveRow]) -> String {
+    let values = list(moves, ", ", |m| {
         format!(
-            "({}, {}, {id}, {from}, {seq}, {})",
-            literal(schema),
-            literal(view),
-            w.as_deref().map_or("CAST(NULL AS VARCHAR)".to_string(), literal)
+            "({}, {}, {}, {}, {}, {})",
+            literal(m.schema),
+            literal(m.view),
+            m.feed,
+            m.from,
+            m.to,
+            m.watermark.map_or("CAST(NULL AS VARCHAR)".to_string(), literal)
         )
     });
     format!(
@@ -507,7 +521,8 @@ mod tests {
 
     #[test]
     fn moves_the_cursors_of_several_views_only_from_where_they_were() {
-        let sql = cursors_advance_all(&[("main", "a", 1, 4, 5, Some("10".into())), ("main", "b'x", 2, -1, 3, None)]);
+        let row = |view, feed, from, to, watermark| CursorMoveRow { schema: "main", view, feed, from, to, watermark };
+        let sql = cursors_advance_all(&[row("a", 1, 4, 5, Some("10")), row("b'x", 2, -1, 3, None)]);
         assert_eq!(
             sql,
             "UPDATE openivm.cursors SET seq = v.seq, watermark = v.watermark FROM (VALUES ('main', 'a', 1, 4, 5, '10'), \
