@@ -170,6 +170,7 @@ fn cursors(db: &dyn Sql) -> Result<Vec<Cursor>> {
 }
 
 /// A view's cursor into a feed, as stored.
+#[derive(Clone)]
 struct Cursor {
     schema: String,
     view: String,
@@ -197,8 +198,49 @@ pub fn of_view_and_readers(
     if mine.is_empty() && !readers {
         return Ok((vec![], vec![]));
     }
+    let feeds = all_feeds(db, catalog, &cursors)?;
+    Ok(split_for_view(&cursors, feeds, catalog, schema, view, readers))
+}
+
+/// Every cursor and feed as one read found them, kept by a round of refreshes for as long as
+/// none of its views wrote anything (a round with nothing to do reads them once).
+pub struct FeedRows {
+    catalog: String,
+    cursors: Vec<Cursor>,
+    feeds: Vec<Feed>,
+}
+
+impl FeedRows {
+    pub fn read(db: &dyn Sql, catalog: &str) -> Result<FeedRows> {
+        let cursors = cursors(db)?;
+        let feeds = all_feeds(db, catalog, &cursors)?;
+        Ok(FeedRows { catalog: catalog.to_string(), cursors, feeds })
+    }
+
+    /// Whether these rows are of the feeds in `catalog`.
+    pub fn of(&self, catalog: &str) -> bool {
+        self.catalog == catalog
+    }
+
+    /// `of_view_and_readers` (with readers) from these rows.
+    pub fn view_and_readers(&self, schema: &str, view: &str) -> (Vec<Feed>, Vec<Feed>) {
+        split_for_view(&self.cursors, self.feeds.clone(), &self.catalog, schema, view, true)
+    }
+}
+
+/// The feeds a view has cursors into (with its cursors and the others' oldest), and with
+/// `readers` the feeds on the view itself.
+fn split_for_view(
+    cursors: &[Cursor],
+    feeds: Vec<Feed>,
+    catalog: &str,
+    schema: &str,
+    view: &str,
+    readers: bool,
+) -> (Vec<Feed>, Vec<Feed>) {
+    let mine: Vec<&Cursor> = cursors.iter().filter(|c| c.schema == schema && c.view == view).collect();
     let (mut out, mut on_view) = (Vec::new(), Vec::new());
-    for mut f in all_feeds(db, catalog, &cursors)? {
+    for mut f in feeds {
         if let Some(c) = mine.iter().find(|c| c.feed == f.id) {
             f.cursor = c.seq;
             f.cursor_watermark = c.watermark.clone();
@@ -216,7 +258,7 @@ pub fn of_view_and_readers(
             on_view.push(f);
         }
     }
-    Ok((out, on_view))
+    (out, on_view)
 }
 
 /// Every feed, with the views that have a cursor into it (schema, name).

@@ -76,6 +76,9 @@ pub struct Round {
     cursor_moves: Vec<(String, String, feeds::CursorMove)>,
     /// Feeds with logged batches after a view's refresh, trimmed at the end: (catalog, id).
     to_trim: HashSet<(String, i64)>,
+    /// Every cursor and feed, as read since the last view that wrote anything (None: read them
+    /// again).
+    feed_rows: Option<feeds::FeedRows>,
 }
 
 impl Round {
@@ -355,9 +358,18 @@ fn second_transaction(
     let at = c.view.at.clone();
     // The feeds cannot change between the two transactions of one refresh (only openivm writes
     // them, and a call holds the connection throughout).
-    let (feeds, readers) = match known_feeds {
-        Some(f) => f,
-        None => feeds::of_view_and_readers(db, &at.catalog, &at.schema, &at.name, true)?,
+    let (feeds, readers) = match (known_feeds, round.as_deref_mut()) {
+        (Some(f), _) => f,
+        (None, Some(r)) => {
+            if !r.feed_rows.as_ref().is_some_and(|rows| rows.of(&at.catalog)) {
+                r.feed_rows = Some(feeds::FeedRows::read(db, &at.catalog)?);
+            }
+            match &r.feed_rows {
+                Some(rows) => rows.view_and_readers(&at.schema, &at.name),
+                None => return Err(Error::Internal("a round's feeds were not read".into())),
+            }
+        }
+        (None, None) => feeds::of_view_and_readers(db, &at.catalog, &at.schema, &at.name, true)?,
     };
     let detached = (0..c.tables.len()).any(|k| feed_of(&feeds, &c, k).is_none());
     let has_diff = c.sources.iter().any(|s| matches!(s, SourceKind::Diff));
@@ -1038,6 +1050,11 @@ fn finish(
         let counts = p.counts();
         return Ok((p, counts, started.elapsed().as_secs_f64() * 1000.0));
     }
+    // This view writes: the round's later views read the feeds and cursors again.
+    let mut round = round;
+    if let Some(r) = round.as_deref_mut() {
+        r.feed_rows = None;
+    }
     let at = p.c.view.at.clone();
     if cache.read_only(db, &at.catalog)? {
         return Err(Error::InvalidArgument(format!(
@@ -1076,7 +1093,6 @@ fn finish(
     } else if p.reattach {
         super::attach(db, &p.c.q, &at, &at.catalog)?;
     }
-    let mut round = round;
     for i in p.inputs.iter_mut() {
         feeds::commit(
             db,
