@@ -658,11 +658,7 @@ pub fn facts_document(d: Dialect, q: &ViewQuery, data: &Qualified, dec: &Decisio
 
 /// The stored key columns the program's MERGE matches on (empty without a MERGE of groups).
 fn merge_key_names(q: &ViewQuery, dec: &Decision) -> Vec<String> {
-    let (keys, _) = render::stored_columns(q);
-    match &dec.merge_keys {
-        Some(m) => m.iter().filter_map(|&i| keys.get(i).cloned()).collect(),
-        None => keys,
-    }
+    render::matched_keys(&render::stored_columns(q).0, dec.merge_keys.as_deref())
 }
 
 /// Whether `name` resolves to a table or view in DuckDB's catalog.

@@ -893,9 +893,7 @@ pub fn apply_view_delta_in(
     matched: Option<&[usize]>,
 ) -> Vec<String> {
     let (keys, state) = stored_columns(q);
-    let matched: Option<Vec<String>> = matched
-        .map(|m| m.iter().filter_map(|&i| keys.get(i).cloned()).collect())
-        .filter(|m: &Vec<String>| !m.is_empty());
+    let matched = matched_keys(&keys, matched);
     let global = matches!(&q.shape, Shape::Grouped { keys, .. } if keys.is_empty());
     let empty_set = match &q.shape {
         Shape::Grouped { sets: Some(g), .. } => g.empty_set_id(),
@@ -907,7 +905,7 @@ pub fn apply_view_delta_in(
             target: data,
             source: delta_sql,
             keys: &keys,
-            matched: matched.as_deref(),
+            matched: Some(&matched),
             target_count: stored::COUNT,
             source_count: stored::COUNT,
             summed: &state,
@@ -916,6 +914,17 @@ pub fn apply_view_delta_in(
             storage,
         },
     )
+}
+
+/// The stored key columns a merge matches on: those at the positions `matched` (the group keys
+/// that determine the others, `merge_keys`), or every key (None, or no position among them).
+pub fn matched_keys(keys: &[String], matched: Option<&[usize]>) -> Vec<String> {
+    let chosen: Vec<String> = matched.unwrap_or_default().iter().filter_map(|&i| keys.get(i).cloned()).collect();
+    if chosen.is_empty() {
+        keys.to_vec()
+    } else {
+        chosen
+    }
 }
 
 /// The distinct group keys of payload rows (`openivm_g<i>`): the groups the run terms of a

@@ -85,12 +85,19 @@ pub struct Cache {
 /// A table's or view's state: (oid, definition, appended-row count; 0 for a view).
 type State = (String, String, i64);
 
-/// A DuckDB view as the catalog has it: identity, state and comment.
+/// A DuckDB view as the catalog has it: identity, oid, definition and comment.
 struct ViewRow {
     id: TableId,
-    state: State,
+    oid: String,
     sql: Option<String>,
     comment: String,
+}
+
+impl ViewRow {
+    /// Its state as a leaf's (a view has no appended-row count).
+    fn state(&self) -> State {
+        (self.oid.clone(), self.sql.clone().unwrap_or_default(), 0)
+    }
 }
 
 /// The catalog rows a refresh revalidates against, kept for a round of refreshes
@@ -117,7 +124,7 @@ impl CatalogSnapshot {
             for r in VIEW_ROWS.rows(db, [])? {
                 rows.push(ViewRow {
                     id: TableId { catalog: r.text(0)?, schema: r.text(1)?, name: r.text(2)? },
-                    state: (r.text(3)?, r.opt_text(4)?.unwrap_or_default().to_string(), 0),
+                    oid: r.text(3)?,
                     sql: r.opt_text(4)?.map(str::to_string),
                     comment: r.text(5)?,
                 });
@@ -154,9 +161,7 @@ fn states_in(db: &dyn Sql, tables: &[TableId], snapshot: &mut CatalogSnapshot) -
     // Maintained views read as leaves are not tables: their identity is the view's (read only
     // when some relation was not found among the tables).
     if all.len() < tables.len() {
-        all.extend(
-            snapshot.views(db)?.iter().filter(|v| tables.contains(&v.id)).map(|v| (v.id.clone(), v.state.clone())),
-        );
+        all.extend(snapshot.views(db)?.iter().filter(|v| tables.contains(&v.id)).map(|v| (v.id.clone(), v.state())));
     }
     tables
         .iter()

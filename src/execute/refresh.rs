@@ -361,13 +361,11 @@ fn second_transaction(
     let (feeds, readers) = match (known_feeds, round.as_deref_mut()) {
         (Some(f), _) => f,
         (None, Some(r)) => {
-            if !r.feed_rows.as_ref().is_some_and(|rows| rows.of(&at.catalog)) {
-                r.feed_rows = Some(feeds::FeedRows::read(db, &at.catalog)?);
-            }
-            match &r.feed_rows {
-                Some(rows) => rows.view_and_readers(&at.schema, &at.name),
-                None => return Err(Error::Internal("a round's feeds were not read".into())),
-            }
+            let rows = match &mut r.feed_rows {
+                Some(rows) if rows.of(&at.catalog) => rows,
+                slot => slot.insert(feeds::FeedRows::read(db, &at.catalog)?),
+            };
+            rows.view_and_readers(&at.schema, &at.name)
         }
         (None, None) => feeds::of_view_and_readers(db, &at.catalog, &at.schema, &at.name, true)?,
     };
