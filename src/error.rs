@@ -42,8 +42,9 @@ pub enum Error {
     #[error("openivm: {0}")]
     BrokenPromise(String),
 
+    /// An error DuckDB raised running the extension's SQL, as DuckDB worded it.
     #[error("openivm: {message}")]
-    Sql { message: String, sql: String },
+    Sql { message: String, sql: String, kind: SqlErrorKind },
 
     /// A call made on the thread that is running an openivm call (certainly nested).
     #[error("openivm: this call was made from inside another openivm call on this database; a function called from inside an openivm call cannot call openivm")]
@@ -62,7 +63,21 @@ pub enum Error {
     Internal(String),
 }
 
+/// The kind of a DuckDB error that the extension acts on (DuckDB's C API error type).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SqlErrorKind {
+    /// A value did not fit the type it was cast or stored to (a stored sum outgrowing its
+    /// 64-bit column is widened and the call run again, see `execute::widen`).
+    Conversion,
+    Other,
+}
+
 impl Error {
+    /// An error of DuckDB's that the extension does not act on.
+    pub fn sql(message: impl Into<String>, sql: impl Into<String>) -> Error {
+        Error::Sql { message: message.into(), sql: sql.into(), kind: SqlErrorKind::Other }
+    }
+
     /// Whether this error, raised while compiling a stored view's query again at refresh, means
     /// that the catalog changed under the view (so `Stale` is the right answer), rather than an
     /// error of DuckDB's or of the extension that should be reported as it is.
@@ -87,7 +102,7 @@ mod tests {
             Error::UnknownView(s.into()),
             Error::NameTaken(s.into()),
             Error::Stale { view: s.into(), detail: s.into() },
-            Error::Sql { message: s.into(), sql: s.into() },
+            Error::sql(s, s),
             Error::Reentrant,
             Error::Busy { seconds: 1.0 },
             Error::Released,
@@ -111,6 +126,6 @@ mod tests {
         let changed: Vec<bool> = all("x").iter().map(Error::is_schema_change).collect();
         assert_eq!(changed.iter().filter(|c| **c).count(), 1);
         assert!(Error::Bind("table 't' does not exist".into()).is_schema_change());
-        assert!(!Error::Sql { message: "Conversion Error".into(), sql: String::new() }.is_schema_change());
+        assert!(!Error::sql("Conversion Error", "").is_schema_change());
     }
 }

@@ -9,6 +9,7 @@ pub mod capture;
 pub mod compile;
 pub mod dialect;
 pub mod ducklake;
+pub mod stored_table;
 pub mod write;
 
 pub use dialect::{Dialect, Storage};
@@ -65,7 +66,7 @@ impl Qualified {
     }
 }
 
-fn list<T>(items: impl IntoIterator<Item = T>, sep: &str, f: impl FnMut(T) -> String) -> String {
+pub(crate) fn list<T>(items: impl IntoIterator<Item = T>, sep: &str, f: impl FnMut(T) -> String) -> String {
     items.into_iter().map(f).collect::<Vec<_>>().join(sep)
 }
 
@@ -1295,38 +1296,6 @@ pub fn create_table_as(name: &Qualified, select: &str) -> String {
     format!("CREATE TABLE {} AS {}", name.sql(), select)
 }
 
-/// A view's stored result, empty, with the columns (names and DuckDB types) of its fill.
-///
-/// 128-bit columns (sums of integers and wide decimals) are stored uncompressed: DuckDB 1.5.5
-/// decodes a bit-packed HUGEINT at about 1.4 µs per value and a DECIMAL(38) at about 0.35 µs,
-/// against 0.01 µs uncompressed, and every merge scans those columns over the whole stored result
-/// (100,000 groups: 137 ms against 0.8 ms for a HUGEINT sum). DuckLake takes no compression
-/// choice (its files are Parquet).
-pub fn create_stored_table(storage: Storage, name: &Qualified, columns: &[OutputColumn]) -> String {
-    format!(
-        "CREATE TABLE {} ({})",
-        name.sql(),
-        list(columns, ", ", |c| {
-            let compression =
-                if is_128_bit(&c.ty) && storage == Storage::DuckDb { " USING COMPRESSION uncompressed" } else { "" };
-            format!("{} {}{compression}", ident(&c.name), c.ty)
-        })
-    )
-}
-
-/// Whether DuckDB keeps values of this type in 128 bits: HUGEINT, UHUGEINT, DECIMAL(p, s)
-/// with p > 18.
-pub fn is_128_bit(ty: &str) -> bool {
-    let t = ty.trim().to_ascii_uppercase();
-    if t == "HUGEINT" || t == "UHUGEINT" || t == "INT128" || t == "UINT128" {
-        return true;
-    }
-    t.strip_prefix("DECIMAL(")
-        .and_then(|rest| rest.split(',').next())
-        .and_then(|width| width.trim().parse::<u32>().ok())
-        .is_some_and(|width| width > 18)
-}
-
 pub fn create_temp_table_as(name: &Qualified, select: &str) -> String {
     format!("CREATE TEMP TABLE {} AS {}", ident(&name.name), select)
 }
@@ -1650,26 +1619,6 @@ mod tests {
     }
 
     #[test]
-    fn stores_128_bit_columns_uncompressed() {
-        let cols = [
-            OutputColumn { name: "openivm_g0".into(), ty: "VARCHAR".into() },
-            OutputColumn { name: "openivm_count".into(), ty: "BIGINT".into() },
-            OutputColumn { name: "openivm_a0_sum".into(), ty: "DECIMAL(38,2)".into() },
-            OutputColumn { name: "openivm_a1_sum".into(), ty: "HUGEINT".into() },
-            OutputColumn { name: "openivm_a2_sum".into(), ty: "DECIMAL(18,3)".into() },
-        ];
-        let t = Qualified { catalog: "db".into(), schema: "s".into(), name: "openivm_data_v".into() };
-        assert_eq!(
-            create_stored_table(Storage::DuckDb, &t, &cols),
-            "CREATE TABLE \"db\".\"s\".\"openivm_data_v\" (\"openivm_g0\" VARCHAR, \"openivm_count\" BIGINT, \
-             \"openivm_a0_sum\" DECIMAL(38,2) USING COMPRESSION uncompressed, \
-             \"openivm_a1_sum\" HUGEINT USING COMPRESSION uncompressed, \"openivm_a2_sum\" DECIMAL(18,3))"
-        );
-        assert!(is_128_bit("UHUGEINT") && is_128_bit("DECIMAL(19,0)"));
-        assert!(!is_128_bit("DECIMAL(18,2)") && !is_128_bit("BIGINT") && !is_128_bit("DOUBLE"));
-    }
-
-    #[test]
     fn aggregates_weighted_rows_into_stored_state() {
         let q = bind(star_select(), &TestCatalog::star()).unwrap();
         assert_eq!(
@@ -1911,11 +1860,5 @@ mod tests {
         assert!(merge(true, Some(3))[1].ends_with(" = 0 AND openivm_t.\"openivm_gset\" <> 3"));
         // a global aggregate's one row is never deleted
         assert_eq!(merge(false, None).len(), 1);
-        // no compression choice in DuckLake
-        let cols = [OutputColumn { name: "s".into(), ty: "HUGEINT".into() }];
-        assert_eq!(
-            create_stored_table(Storage::DuckLake, &target, &cols),
-            "CREATE TABLE \"lake\".\"openivm\".\"d\" (\"s\" HUGEINT)"
-        );
     }
 }

@@ -40,7 +40,7 @@ fn json_of(db: &dyn Sql, sql: Query<1>, query: &str, what: &str) -> Result<Value
         serde_json::from_str(&text).map_err(|e| Error::Internal(format!("DuckDB's {what} could not be read ({e})")))?;
     if v.get("error").and_then(Value::as_bool) == Some(true) {
         let message = v.get("error_message").and_then(Value::as_str).unwrap_or("unknown error");
-        return Err(Error::Sql { message: message.to_string(), sql: query.to_string() });
+        return Err(Error::sql(message, query));
     }
     Ok(v)
 }

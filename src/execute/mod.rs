@@ -9,6 +9,7 @@ pub mod mode;
 pub mod nterm;
 pub mod refresh;
 pub mod verify;
+pub mod widen;
 
 use std::time::Instant;
 
@@ -19,7 +20,7 @@ use crate::bind::bind;
 use crate::capture::{self, feeds};
 use crate::catalog::{table_name, SqlCatalog};
 use crate::db::{Cells, Sql};
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, SqlErrorKind};
 use crate::home;
 use crate::ir::{ColumnDef, SourceView, TableId, ViewQuery};
 use crate::parse::parse_select;
@@ -381,7 +382,7 @@ fn mark_as_ours(db: &dyn Sql, at: &Qualified) -> Result<String> {
 pub fn create(db: &dyn Sql, cache: &mut Cache, name: &str, query: &str) -> Result<Created> {
     let started = Instant::now();
     let defaults = cache.defaults(db)?;
-    let created = in_transaction(db, || {
+    let attempt = |sums: Sums| -> Result<Created> {
         ensure_metadata(db)?;
         let at = view_location(&defaults, name)?;
         if at.name.to_ascii_lowercase().starts_with("openivm_") {
@@ -405,21 +406,36 @@ pub fn create(db: &dyn Sql, cache: &mut Cache, name: &str, query: &str) -> Resul
                 at.name, at.name
             )));
         }
-        create_in(db, &at, query, started)
-    })?;
+        create_in(db, &at, query, started, sums)
+    };
+    // A sum too large for its 64-bit column fails the fill: the whole create runs again with
+    // 128-bit sums (see `render::stored_table`).
+    let created = match in_transaction(db, || attempt(Sums::Narrow)) {
+        Err(Error::Sql { kind: SqlErrorKind::Conversion, .. }) => in_transaction(db, || attempt(Sums::Wide))?,
+        other => other?,
+    };
     Ok(created)
+}
+
+/// How a new stored result keeps its integer and decimal sums (`render::stored_table`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sums {
+    /// In 64 bits while they fit.
+    Narrow,
+    /// In 128 bits, as DuckDB's SUM types them.
+    Wide,
 }
 
 /// Creates the maintained view `at` in the caller's transaction (its name checked); the stages
 /// its query needs are created first, and dropped again when the query is maintained by
 /// recomputing after all.
-fn create_in(db: &dyn Sql, at: &Qualified, query: &str, started: Instant) -> Result<Created> {
+fn create_in(db: &dyn Sql, at: &Qualified, query: &str, started: Instant, sums: Sums) -> Result<Created> {
     let at = at.clone();
     {
         // DuckDB's own binder has the last word on the query and names its columns. A query
         // without incremental rules that DuckDB can run is maintained by recomputing it.
         let made = std::cell::RefCell::new(Vec::new());
-        let (q, outputs) = match compile_making_stages(db, query, &at.catalog, &made) {
+        let (q, outputs) = match compile_making_stages(db, query, &at.catalog, &made, sums) {
             Ok(compiled) => compiled,
             Err(why) if strategy::falls_back(&why) => {
                 // (a stage's own stages went with it when nothing else reads them)
@@ -452,7 +468,11 @@ fn create_in(db: &dyn Sql, at: &Qualified, query: &str, started: Instant) -> Res
         // The stored columns get the types refreshes produce; the fill is cast to them.
         let weighted = render::aggregate_weighted(&q, &render::full_select(&q));
         let storage = database::storage_of(db, &at.catalog)?;
-        db.execute(&render::create_stored_table(storage, &data, &describe(db, &weighted)?))?;
+        let mut columns = describe(db, &weighted)?;
+        if sums == Sums::Narrow {
+            columns = render::stored_table::narrowed(&q, storage, &columns);
+        }
+        db.execute(&render::stored_table::create_table(storage, &data, &columns))?;
         let filling = Instant::now();
         fill(db, &q, &data, &render::full_select(&q))?;
         let apply_ms = filling.elapsed().as_secs_f64() * 1000.0;
@@ -497,8 +517,9 @@ fn compile_making_stages(
     query: &str,
     catalog: &str,
     made: &std::cell::RefCell<Vec<Qualified>>,
+    sums: Sums,
 ) -> Result<(ViewQuery, Vec<OutputColumn>)> {
-    let maker = |sql: &str| -> Result<Option<TableId>> { make_stage(db, sql, catalog, made) };
+    let maker = |sql: &str| -> Result<Option<TableId>> { make_stage(db, sql, catalog, made, sums) };
     let json = PARSE_TREE.scalar(db, [query])?.ok_or_else(|| Error::Parse("DuckDB returned no parse tree".into()))?;
     let select = parse_select(&json)?;
     let mut q = bind(select, &SqlCatalog::making_stages(db, &maker))?;
@@ -514,6 +535,7 @@ fn make_stage(
     sql: &str,
     catalog: &str,
     made: &std::cell::RefCell<Vec<Qualified>>,
+    sums: Sums,
 ) -> Result<Option<TableId>> {
     if let Some(name) = crate::sql::views::STAGE_FIND.rows(db, [sql])?.first().map(|r| r.text(0)).transpose()? {
         return Ok(Some(TableId { catalog: catalog.to_string(), schema: feeds::SCHEMA.into(), name }));
@@ -522,7 +544,7 @@ fn make_stage(
     // incrementally on its own gets no stage, and the name below is chosen after every stage
     // it reads exists, so that none of them can take it meanwhile.
     let json = PARSE_TREE.scalar(db, [sql])?.ok_or_else(|| Error::Parse("DuckDB returned no parse tree".into()))?;
-    let maker = |s: &str| -> Result<Option<TableId>> { make_stage(db, s, catalog, made) };
+    let maker = |s: &str| -> Result<Option<TableId>> { make_stage(db, s, catalog, made, sums) };
     match parse_select(&json).and_then(|s| bind(s, &SqlCatalog::making_stages(db, &maker))) {
         Ok(_) => {}
         Err(e) if strategy::falls_back(&e) || matches!(e, Error::Parse(_)) => return Ok(None),
@@ -541,7 +563,7 @@ fn make_stage(
         }
         n += 1;
     };
-    let created = create_in(db, &at, sql, Instant::now())?;
+    let created = create_in(db, &at, sql, Instant::now(), sums)?;
     if created.strategy == Strategy::Full {
         drop_in(db, &at)?;
         return Ok(None);

@@ -1165,6 +1165,14 @@ fn report(p: &Prepared, counts: TermCounts, started: Instant) -> RefreshReport {
 /// Refreshes every maintained view in one transaction, capturing each changed table once: the
 /// first view over a table captures it and logs the batch for the others.
 pub fn refresh_all(db: &dyn Sql, cache: &mut Cache, opts: Options) -> Result<Vec<RefreshReport>> {
+    super::widen::retrying(db, cache, |cache| {
+        let mut at = None;
+        round_of_all(db, cache, opts, &mut at).map_err(|e| (e, at))
+    })
+}
+
+/// One round of `refresh_all`; `at`: the view it was refreshing when it failed.
+fn round_of_all(db: &dyn Sql, cache: &mut Cache, opts: Options, at: &mut Option<String>) -> Result<Vec<RefreshReport>> {
     let views = super::all_views(db)?;
     let mut done = Vec::new();
     let auto = requested_mode(&cache.settings(db)?, &opts) == Requested::Auto;
@@ -1179,6 +1187,7 @@ pub fn refresh_all(db: &dyn Sql, cache: &mut Cache, opts: Options) -> Result<Vec
             round.shared = Round::decide_shared(db, cache, &views)?;
         }
         for name in &views {
+            *at = Some(name.clone());
             let started = Instant::now();
             if cache.strategy(db, name)? == Strategy::Full {
                 let r = super::full::refresh_in(db, cache, name, started)?;
@@ -1195,6 +1204,7 @@ pub fn refresh_all(db: &dyn Sql, cache: &mut Cache, opts: Options) -> Result<Vec
             let (p, counts, total_ms) = finish(db, cache, p, started, Some(&mut round))?;
             done.push((p.key.clone(), p.mode, (total_ms, p.capture_ms), report(&p, counts, started)));
         }
+        *at = None;
         let diff_ms = std::mem::take(&mut round.diff_ms);
         round.close(db)?;
         Ok(diff_ms)
@@ -1266,6 +1276,13 @@ pub struct RefreshReport {
 }
 
 pub fn refresh(db: &dyn Sql, cache: &mut Cache, name: &str, opts: Options) -> Result<RefreshReport> {
+    super::widen::retrying(db, cache, |cache| {
+        refresh_once(db, cache, name, opts).map_err(|e| (e, Some(name.to_string())))
+    })
+}
+
+/// One attempt of `refresh`.
+fn refresh_once(db: &dyn Sql, cache: &mut Cache, name: &str, opts: Options) -> Result<RefreshReport> {
     if cache.strategy(db, name)? == Strategy::Full {
         return super::full::refresh(db, cache, name);
     }

@@ -9,7 +9,7 @@ use std::ptr;
 use libduckdb_sys as ffi;
 
 use crate::db::{Row, Sql};
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, SqlErrorKind};
 
 /// A connection the extension owns. DuckDB connections may be used from any thread, one at a
 /// time; the shell serializes access with a lock (see `shell::instance`).
@@ -58,7 +58,7 @@ impl Connection {
             if ffi::duckdb_prepare(self.raw, c_sql.as_ptr(), &mut stmt) != ffi::duckdb_state_DuckDBSuccess {
                 let message = text_or(ffi::duckdb_prepare_error(stmt), "could not prepare");
                 ffi::duckdb_destroy_prepare(&mut stmt);
-                return Err(Error::Sql { message, sql: sql.to_string() });
+                return Err(Error::sql(message, sql));
             }
         }
         self.prepared.borrow_mut().insert(key, stmt);
@@ -87,7 +87,11 @@ impl Connection {
             read_rows(&mut result, &mut rows).map(|()| rows)
         } else {
             let message = unsafe { text_or(ffi::duckdb_result_error(&mut result), "unknown error") };
-            Err(Error::Sql { message, sql: sql.to_string() })
+            let kind = match unsafe { ffi::duckdb_result_error_type(&mut result) } {
+                ffi::duckdb_error_type_DUCKDB_ERROR_CONVERSION => SqlErrorKind::Conversion,
+                _ => SqlErrorKind::Other,
+            };
+            Err(Error::Sql { message, sql: sql.to_string(), kind })
         };
         unsafe { ffi::duckdb_destroy_result(&mut result) };
         outcome
