@@ -15,7 +15,9 @@ use crate::render::stored_table;
 use crate::strategy::Strategy;
 
 /// Widens the narrowed sums of view `name`'s stored result; whether it had any (false: the
-/// conversion error was not one of a stored sum, and is reported as it is).
+/// conversion error was not one of a stored sum, and is reported as it is). DuckDB's error does
+/// not say which value failed, so a conversion error of the query itself also widens a view that
+/// still has narrow sums; the call then fails again with the same error.
 pub fn sums(db: &dyn Sql, cache: &mut Cache, name: &str) -> Result<bool> {
     if cache.strategy(db, name)? == Strategy::Full {
         return Ok(false);
