@@ -1223,8 +1223,15 @@ pub fn full_view(data: &Qualified, outputs: &[OutputColumn], ordered: bool) -> S
 
 /// The scale of a DECIMAL type as DuckDB names it (`DECIMAL(38,2)` -> 2).
 pub fn decimal_scale(type_name: &str) -> Option<u8> {
-    let inner = type_name.strip_prefix("DECIMAL(")?.strip_suffix(')')?;
-    inner.split(',').nth(1)?.trim().parse().ok()
+    u8::try_from(decimal_parts(type_name)?.1).ok()
+}
+
+/// (width, scale) of a DECIMAL type name as DuckDB prints it (`DECIMAL(18,2)`); None for
+/// another type.
+pub fn decimal_parts(type_name: &str) -> Option<(u32, u32)> {
+    let inner = type_name.trim().strip_prefix("DECIMAL(")?.strip_suffix(')')?;
+    let mut parts = inner.split(',').map(|p| p.trim().parse::<u32>().ok());
+    Some((parts.next()??, parts.next()??))
 }
 
 /// The columns of a change-capture snapshot and delta: the base columns a view reads.

@@ -10,7 +10,7 @@
 //! its narrow column fails the statement that stores it with DuckDB's conversion error, never a
 //! wrong value; the call that met it widens the columns (`widened`, `rebuild`) and runs again.
 
-use super::{ident, list, OutputColumn, Qualified, Storage};
+use super::{decimal_parts, ident, list, OutputColumn, Qualified, Storage};
 use crate::ir::{stored, AggFunc, ColumnDef, Shape, SumInput, ViewQuery};
 
 /// A view's stored result, empty, with the columns (names and DuckDB types) of its fill.
@@ -40,14 +40,6 @@ pub fn is_128_bit(ty: &str) -> bool {
         return true;
     }
     decimal_parts(&t).is_some_and(|(width, _)| width > 18)
-}
-
-/// (width, scale) of a DECIMAL type name.
-fn decimal_parts(ty: &str) -> Option<(u32, u32)> {
-    let inner = ty.trim().to_ascii_uppercase();
-    let inner = inner.strip_prefix("DECIMAL(")?.strip_suffix(')')?.to_string();
-    let mut parts = inner.split(',').map(|p| p.trim().parse::<u32>().ok());
-    Some((parts.next()??, parts.next()??))
 }
 
 /// The stored sums that may be kept in 64 bits: those of SUM and AVG over integers (up to
@@ -105,18 +97,13 @@ pub fn narrowed(q: &ViewQuery, storage: Storage, columns: &[OutputColumn]) -> Ve
 /// narrow (nothing to widen: the conversion error is the query's own).
 pub fn widened(q: &ViewQuery, columns: &[ColumnDef]) -> Option<Vec<OutputColumn>> {
     let names = narrowable(q);
-    let mut any = false;
-    let out = columns
-        .iter()
-        .map(|c| match wide_type(&c.ty).filter(|_| names.contains(&c.name)) {
-            Some(ty) => {
-                any = true;
-                OutputColumn { name: c.name.clone(), ty }
-            }
-            None => OutputColumn { name: c.name.clone(), ty: c.ty.clone() },
-        })
-        .collect();
-    any.then_some(out)
+    let wide = |c: &ColumnDef| wide_type(&c.ty).filter(|_| names.contains(&c.name));
+    columns.iter().any(|c| wide(c).is_some()).then(|| {
+        columns
+            .iter()
+            .map(|c| OutputColumn { name: c.name.clone(), ty: wide(c).unwrap_or_else(|| c.ty.clone()) })
+            .collect()
+    })
 }
 
 /// Rebuilds the stored result `data` with `columns` (its rows copied, the view over it untouched:
