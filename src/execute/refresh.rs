@@ -20,7 +20,7 @@ use crate::db::{Cells, Sql};
 use crate::error::{Error, Result};
 use crate::facts::{self, FkPruning, ProvenRelation};
 use crate::plan::{self, DeltaShape, Term, TermCounts, TermStatus};
-use crate::render::{self, Qualified, Source};
+use crate::render::{self, Qualified, Source, Storage};
 use crate::strategy::{self, Strategy};
 
 use crate::sql::views::MARK_REFRESHED as VIEW_MARK_REFRESHED;
@@ -205,7 +205,23 @@ struct Go {
 impl Go {
     /// The temp tables the first transaction made, to drop when the second fails.
     fn temp_tables(&self) -> Vec<(Fresh, Option<Qualified>)> {
-        self.inputs.iter().flatten().map(|i| (i.fresh.clone(), i.delta.clone())).collect()
+        self.inputs
+            .iter()
+            .flatten()
+            .filter(|i| i.fresh.delta.is_some() || i.fresh.net.is_some() || i.delta.as_ref().is_some_and(feeds::owned))
+            .map(|i| (i.fresh.clone(), i.delta.clone()))
+            .collect()
+    }
+
+    /// For a second transaction that is the first one: the append-only tables are as their
+    /// capture saw them, so their current-state scans read them whole, with no watermark bound.
+    fn in_one_transaction(mut self) -> Go {
+        for i in self.inputs.iter_mut().flatten() {
+            if matches!(i.feed.kind, SourceKind::AppendOnly(_)) {
+                i.bounded = None;
+            }
+        }
+        self
     }
 }
 
@@ -842,7 +858,11 @@ impl Prepared {
         let matched = self.merge_keys();
         let Some(readers) = readers else {
             let delta = render::aggregate_weighted(q, &rows);
-            db.execute_all(&render::apply_view_delta(self.c.storage, q, &self.c.view.data, &delta, matched))?;
+            let merge = render::apply_view_delta(self.c.storage, q, &self.c.view.data, &delta, matched);
+            match self.plan_class() {
+                Some(class) => merge.iter().try_for_each(|s| db.execute_reusing_plan(s, class))?,
+                None => db.execute_all(&merge)?,
+            }
             return Ok(false);
         };
         let delta = Qualified::temp("openivm_view_delta".into());
@@ -855,6 +875,19 @@ impl Prepared {
         let dropped = db.execute(&render::drop_table(&delta));
         applied.and(dropped)?;
         Ok(true)
+    }
+
+    /// The size class under which the merge's plan is kept for the next refresh with the same
+    /// SQL (a follower reading whole logs renders the same merge every time), or None where it
+    /// is not kept: DuckLake, whose snapshots are not DuckDB's catalog versions, and a merge
+    /// reading a delta in a temp table, which each refresh makes anew (DuckDB would plan the
+    /// kept statement again anyway).
+    fn plan_class(&self) -> Option<u32> {
+        let native =
+            self.c.storage == Storage::DuckDb && self.c.sources.iter().all(|s| !matches!(s, SourceKind::DuckLake(_)));
+        let made_anew =
+            self.inputs.iter().any(|i| i.fresh.delta.is_some() || i.delta.as_ref().is_some_and(feeds::owned));
+        (native && !made_anew).then(|| size_class(self.delta_rows()))
     }
 
     /// The group keys this refresh's merge matches on when they determine the others: none of
@@ -1021,6 +1054,12 @@ impl Prepared {
 
 /// Whether a prepared refresh has nothing to write: no delta rows, every cursor at its feed's
 /// newest batch, and no recompute asked for.
+/// A delta's size class for kept plans: its number of binary digits, so that a plan made for a
+/// delta is reused for deltas up to about twice or half its size, and planned again beyond.
+fn size_class(rows: i64) -> u32 {
+    64 - (rows.max(0) as u64).leading_zeros()
+}
+
 fn is_noop(p: &Prepared) -> bool {
     p.mode == Mode::Incremental
         && !p.inputs.is_empty()
@@ -1287,9 +1326,22 @@ fn refresh_once(db: &dyn Sql, cache: &mut Cache, name: &str, opts: Options) -> R
         return super::full::refresh(db, cache, name);
     }
     let started = Instant::now();
-    let first = in_transaction(db, || first_transaction(db, cache, name, &opts))?;
+    // A refresh whose first transaction made no temp table (its batches are logged already, or
+    // nothing changed) goes on in the same transaction: its tables are then as the capture saw
+    // them, so the append-only states need no bound, and its merge renders the same SQL as in
+    // the last such refresh (whose plan is kept).
+    let first = in_transaction(db, || match first_transaction(db, cache, name, &opts)? {
+        First::Go(go) if go.temp_tables().is_empty() => {
+            let go = go.in_one_transaction();
+            let mut p = second_transaction(db, go, started, None)?;
+            p.t2_started = started;
+            finish(db, cache, p, started, None).map(Ok)
+        }
+        first => Ok(Err(first)),
+    })?;
     let go = match first {
-        First::NothingToDo { c } => {
+        Ok(done) => return Ok(finished(cache, done, started)),
+        Err(First::NothingToDo { c }) => {
             let counts = TermCounts { total: c.q.term_count(), empty_skipped: c.q.term_count(), ..Default::default() };
             return Ok(RefreshReport {
                 view: c.view.at.name.clone(),
@@ -1299,24 +1351,29 @@ fn refresh_once(db: &dyn Sql, cache: &mut Cache, name: &str, opts: Options) -> R
                 mode: Mode::Incremental,
             });
         }
-        First::Go(go) => go,
+        Err(First::Go(go)) => go,
     };
     let first_inputs = go.temp_tables();
     let outcome = in_transaction(db, || {
         let p = second_transaction(db, go, started, None)?;
         finish(db, cache, p, started, None)
     });
-    let (p, counts, total_ms) = match outcome {
+    let done = match outcome {
         Ok(v) => v,
         Err(e) => {
             discard_temp_tables(db, &first_inputs);
             return Err(e);
         }
     };
+    Ok(finished(cache, done, started))
+}
+
+/// The report of a refresh that `finish`ed, its times noted for auto mode.
+fn finished(cache: &mut Cache, (p, counts, total_ms): (Prepared, TermCounts, f64), started: Instant) -> RefreshReport {
     if !is_noop(&p) {
         cache.measured(&p.key, p.mode, total_ms, p.capture_ms);
     }
-    Ok(report(&p, counts, started))
+    report(&p, counts, started)
 }
 
 pub struct ExplainRow {
@@ -1422,4 +1479,21 @@ pub fn explain(db: &dyn Sql, cache: &mut Cache, name: &str, opts: Options) -> Re
     let _ = db.execute("ROLLBACK");
     discard_temp_tables(db, &first_inputs);
     outcome
+}
+
+#[cfg(test)]
+mod tests {
+    use super::size_class;
+
+    #[test]
+    fn size_classes_are_binary_digits() {
+        // A kept plan serves deltas of the same number of binary digits: 4..7 rows share one.
+        assert_eq!(size_class(0), 0);
+        assert_eq!(size_class(1), 1);
+        assert_eq!(size_class(4), 3);
+        assert_eq!(size_class(7), 3);
+        assert_eq!(size_class(8), 4);
+        assert_eq!(size_class(6000), 13);
+        assert_eq!(size_class(-5), 0);
+    }
 }

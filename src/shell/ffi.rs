@@ -21,8 +21,35 @@ pub struct Connection {
     /// itself when the catalog changed since it was prepared, but not when the default database
     /// changed (`use_database`), hence the database in the key.
     prepared: std::cell::RefCell<std::collections::HashMap<(String, String), ffi::duckdb_prepared_statement>>,
+    /// Prepared statements of generated SQL whose plan a caller asked to reuse
+    /// (`Sql::execute_reusing_plan`), by default database, text and the caller's size class; at
+    /// most `KEPT_PLANS` of them (all are dropped when one more would not fit).
+    kept: std::cell::RefCell<std::collections::HashMap<(String, String, u32), ffi::duckdb_prepared_statement>>,
     /// The default database as `use_database` last set it ('' until then: the one of LOAD).
     database: std::cell::RefCell<String>,
+    /// The optimizers that use statistics are off on this connection (since a kept plan ran).
+    statistics_off: std::cell::Cell<bool>,
+}
+
+/// How many reusable plans a connection keeps: a few per maintained view in steady state.
+const KEPT_PLANS: usize = 64;
+
+/// The optimizers that draw conclusions from the rows a table holds when the plan is made
+/// (DuckDB 1.5.5: statistics propagation prunes filters and joins that no row passes and picks
+/// perfect hash tables from value ranges; compressed materialization narrows values to the
+/// ranges seen). A plan that outlives its data must be made without them.
+const NO_STATISTICS: &str = "SET disabled_optimizers = 'statistics_propagation,compressed_materialization'";
+const STATISTICS_AGAIN: &CStr = c"RESET disabled_optimizers";
+
+/// How a statement is planned.
+#[derive(Clone, Copy)]
+enum Planning {
+    /// Planned for this one run (`duckdb_query`).
+    Once,
+    /// Fixed SQL with parameters: prepared once per connection.
+    Parameterized,
+    /// Generated SQL without parameters whose plan is kept under this size class.
+    Kept(u32),
 }
 
 // SAFETY: a duckdb_connection is not tied to the thread that made it; access is serialized by
@@ -40,7 +67,13 @@ impl Connection {
         if state != ffi::duckdb_state_DuckDBSuccess || raw.is_null() {
             return Err(Error::Internal("could not open a connection to the database".into()));
         }
-        Ok(Connection { raw, prepared: Default::default(), database: Default::default() })
+        Ok(Connection {
+            raw,
+            prepared: Default::default(),
+            kept: Default::default(),
+            database: Default::default(),
+            statistics_off: Default::default(),
+        })
     }
 
     pub fn raw(&self) -> ffi::duckdb_connection {
@@ -53,6 +86,37 @@ impl Connection {
         if let Some(&stmt) = self.prepared.borrow().get(&key) {
             return Ok(stmt);
         }
+        let stmt = self.prepare(sql, c_sql)?;
+        self.prepared.borrow_mut().insert(key, stmt);
+        Ok(stmt)
+    }
+
+    /// The kept prepared statement of `sql` in size class `class`, prepared on first use.
+    fn kept_statement(&self, sql: &str, c_sql: &CString, class: u32) -> Result<ffi::duckdb_prepared_statement> {
+        let key = (self.database.borrow().clone(), sql.to_string(), class);
+        if let Some(&stmt) = self.kept.borrow().get(&key) {
+            return Ok(stmt);
+        }
+        let stmt = self.prepare(sql, c_sql)?;
+        let mut kept = self.kept.borrow_mut();
+        if kept.len() >= KEPT_PLANS {
+            for (_, mut old) in kept.drain() {
+                unsafe { ffi::duckdb_destroy_prepare(&mut old) };
+            }
+        }
+        kept.insert(key, stmt);
+        Ok(stmt)
+    }
+
+    /// Forgets the kept plan of `sql` (after it failed: the next run plans afresh).
+    fn forget_kept(&self, sql: &str, class: u32) {
+        let key = (self.database.borrow().clone(), sql.to_string(), class);
+        if let Some(mut stmt) = self.kept.borrow_mut().remove(&key) {
+            unsafe { ffi::duckdb_destroy_prepare(&mut stmt) };
+        }
+    }
+
+    fn prepare(&self, sql: &str, c_sql: &CString) -> Result<ffi::duckdb_prepared_statement> {
         let mut stmt: ffi::duckdb_prepared_statement = ptr::null_mut();
         unsafe {
             if ffi::duckdb_prepare(self.raw, c_sql.as_ptr(), &mut stmt) != ffi::duckdb_state_DuckDBSuccess {
@@ -61,25 +125,48 @@ impl Connection {
                 return Err(Error::sql(message, sql));
             }
         }
-        self.prepared.borrow_mut().insert(key, stmt);
         Ok(stmt)
     }
 
-    fn run(&self, sql: &str, params: &[&str]) -> Result<Vec<Row>> {
+    fn run(&self, sql: &str, params: &[&str], planning: Planning) -> Result<Vec<Row>> {
+        if self.statistics_off.get() && !matches!(planning, Planning::Kept(_)) {
+            // After a kept plan: the optimizers again, for this statement and those after. In a
+            // transaction a failed statement aborted, SET fails too; the next statement tries
+            // again (meanwhile statements are planned without them: slower at worst).
+            let mut result: ffi::duckdb_result = unsafe { std::mem::zeroed() };
+            let state = unsafe { ffi::duckdb_query(self.raw, STATISTICS_AGAIN.as_ptr(), &mut result) };
+            unsafe { ffi::duckdb_destroy_result(&mut result) };
+            if state == ffi::duckdb_state_DuckDBSuccess {
+                self.statistics_off.set(false);
+            }
+        }
         let c_sql = CString::new(sql).map_err(|_| Error::Internal("SQL text contains a NUL byte".into()))?;
         let mut result: ffi::duckdb_result = unsafe { std::mem::zeroed() };
-        let state = if params.is_empty() {
-            unsafe { ffi::duckdb_query(self.raw, c_sql.as_ptr(), &mut result) }
-        } else {
-            let stmt = self.prepared_statement(sql, &c_sql)?;
-            unsafe {
-                ffi::duckdb_clear_bindings(stmt);
-                for (i, p) in params.iter().enumerate() {
-                    let v =
-                        CString::new(*p).map_err(|_| Error::InvalidArgument("a name contains a NUL byte".into()))?;
-                    ffi::duckdb_bind_varchar(stmt, (i + 1) as u64, v.as_ptr());
+        let state = match planning {
+            Planning::Once => unsafe { ffi::duckdb_query(self.raw, c_sql.as_ptr(), &mut result) },
+            Planning::Kept(class) => {
+                // Planned (and re-planned by DuckDB after a catalog change) without the
+                // optimizers that use the data's statistics: a kept plan would otherwise keep
+                // conclusions about the rows at its planning (a filter no row passed then, a
+                // value range) and give wrong results once the tables hold other rows.
+                if !self.statistics_off.get() {
+                    self.run(NO_STATISTICS, &[], Planning::Once)?;
+                    self.statistics_off.set(true);
                 }
-                ffi::duckdb_execute_prepared(stmt, &mut result)
+                let stmt = self.kept_statement(sql, &c_sql, class)?;
+                unsafe { ffi::duckdb_execute_prepared(stmt, &mut result) }
+            }
+            Planning::Parameterized => {
+                let stmt = self.prepared_statement(sql, &c_sql)?;
+                unsafe {
+                    ffi::duckdb_clear_bindings(stmt);
+                    for (i, p) in params.iter().enumerate() {
+                        let v = CString::new(*p)
+                            .map_err(|_| Error::InvalidArgument("a name contains a NUL byte".into()))?;
+                        ffi::duckdb_bind_varchar(stmt, (i + 1) as u64, v.as_ptr());
+                    }
+                    ffi::duckdb_execute_prepared(stmt, &mut result)
+                }
             }
         };
         let outcome = if state == ffi::duckdb_state_DuckDBSuccess {
@@ -94,6 +181,9 @@ impl Connection {
             Err(Error::Sql { message, sql: sql.to_string(), kind })
         };
         unsafe { ffi::duckdb_destroy_result(&mut result) };
+        if let (Planning::Kept(class), Err(_)) = (planning, &outcome) {
+            self.forget_kept(sql, class);
+        }
         outcome
     }
 }
@@ -141,10 +231,11 @@ pub fn trace_step(what: &str, started: std::time::Instant) {
     }
 }
 
-impl Sql for Connection {
-    fn query_with(&self, sql: &str, params: &[&str]) -> Result<Vec<Row>> {
+impl Connection {
+    /// Runs `sql` planned as `planning`, traced with OPENIVM_TRACE.
+    fn traced(&self, sql: &str, params: &[&str], planning: Planning) -> Result<Vec<Row>> {
         let Some(width) = tracing() else {
-            return self.run(sql, params);
+            return self.run(sql, params, planning);
         };
         let started = std::time::Instant::now();
         // Time spent outside statements (in openivm itself, or waiting) since the last one of
@@ -156,19 +247,31 @@ impl Sql for Connection {
                 }
             }
         });
-        let outcome = self.run(sql, params);
+        let outcome = self.run(sql, params, planning);
         LAST_END.with(|last| {
             if last.get().is_some() {
                 last.set(Some(std::time::Instant::now()));
             }
         });
         let line: String = sql.split_whitespace().collect::<Vec<_>>().join(" ");
+        let kept = if matches!(planning, Planning::Kept(_)) { "[kept plan] " } else { "" };
         eprintln!(
-            "openivm {:8.2} ms  {}",
+            "openivm {:8.2} ms  {kept}{}",
             started.elapsed().as_secs_f64() * 1000.0,
             line.chars().take(width).collect::<String>()
         );
         outcome
+    }
+}
+
+impl Sql for Connection {
+    fn query_with(&self, sql: &str, params: &[&str]) -> Result<Vec<Row>> {
+        let planning = if params.is_empty() { Planning::Once } else { Planning::Parameterized };
+        self.traced(sql, params, planning)
+    }
+
+    fn execute_reusing_plan(&self, sql: &str, class: u32) -> Result<()> {
+        self.traced(sql, &[], Planning::Kept(class)).map(|_| ())
     }
 
     /// `USE`, and from now on the prepared statements of that database.
@@ -182,6 +285,9 @@ impl Sql for Connection {
 impl Drop for Connection {
     fn drop(&mut self) {
         for (_, mut stmt) in self.prepared.borrow_mut().drain() {
+            unsafe { ffi::duckdb_destroy_prepare(&mut stmt) };
+        }
+        for (_, mut stmt) in self.kept.borrow_mut().drain() {
             unsafe { ffi::duckdb_destroy_prepare(&mut stmt) };
         }
         unsafe { ffi::duckdb_disconnect(&mut self.raw) };

@@ -405,6 +405,13 @@ impl<C: Sql + Send> Sql for Lease<'_, C> {
     fn use_database(&self, catalog: &str) -> Result<()> {
         self.gate.on_connection(|c| c.use_database(catalog))
     }
+
+    fn execute_reusing_plan(&self, sql: &str, class: u32) -> Result<()> {
+        if tx_effect(sql) != TxEffect::None {
+            return self.execute(sql);
+        }
+        self.gate.on_connection(|c| c.execute_reusing_plan(sql, class))
+    }
 }
 
 impl<C: Sql + Send> Drop for Lease<'_, C> {
