@@ -32,7 +32,14 @@ pub const REFRESH_MODE: Setting = Setting {
     choices: &["auto", "incremental", "full"],
 };
 
-pub const ALL: &[Setting] = &[FK_PRUNING, REFRESH_MODE];
+pub const KEPT_PLANS: Setting = Setting {
+    name: "openivm_kept_plans",
+    default: "true",
+    description: "Reuse the plan of a merge that repeats from one refresh to the next (planned without the optimizers that use the rows' statistics)",
+    choices: &[],
+};
+
+pub const ALL: &[Setting] = &[FK_PRUNING, REFRESH_MODE, KEPT_PLANS];
 
 /// Creates the settings table and a row for every known setting.
 pub fn ensure(db: &dyn Sql) -> Result<()> {
@@ -94,6 +101,11 @@ fn stored(db: &dyn Sql, s: &Setting) -> Result<String> {
 /// The effective value of `openivm_refresh_mode`.
 pub fn refresh_mode(db: &dyn Sql) -> Result<String> {
     parse_choice(&REFRESH_MODE, &stored(db, &REFRESH_MODE)?)
+}
+
+/// The effective value of `openivm_kept_plans`.
+pub fn kept_plans(db: &dyn Sql) -> Result<bool> {
+    parse_bool(KEPT_PLANS.name, &stored(db, &KEPT_PLANS)?)
 }
 
 /// The effective value of `openivm_fk_pruning`.

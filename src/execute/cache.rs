@@ -59,6 +59,7 @@ pub struct Compiled {
 pub struct Settings {
     pub fk_pruning: bool,
     pub refresh_mode: String,
+    pub kept_plans: bool,
 }
 
 #[derive(Default)]
@@ -282,7 +283,11 @@ impl Cache {
         if let Some(s) = &self.settings {
             return Ok(s.clone());
         }
-        let s = Settings { fk_pruning: settings::fk_pruning(db)?, refresh_mode: settings::refresh_mode(db)? };
+        let s = Settings {
+            fk_pruning: settings::fk_pruning(db)?,
+            refresh_mode: settings::refresh_mode(db)?,
+            kept_plans: settings::kept_plans(db)?,
+        };
         self.settings = Some(s.clone());
         Ok(s)
     }

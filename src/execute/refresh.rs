@@ -846,7 +846,7 @@ impl Prepared {
     /// change of what the view shows is appended to their pending batches: what its changed
     /// groups showed before against what they show after (`shown_before`, `shown_after`), with
     /// the view's delta materialized once for both and for the merge. Returns whether it was.
-    fn apply_terms(&self, db: &dyn Sql, readers: Option<&mut [Feed]>) -> Result<bool> {
+    fn apply_terms(&self, db: &dyn Sql, readers: Option<&mut [Feed]>, kept_plans: bool) -> Result<bool> {
         let recording = readers.is_some();
         let Some(rows) = self.run_rows() else {
             return Ok(recording);
@@ -859,7 +859,7 @@ impl Prepared {
         let Some(readers) = readers else {
             let delta = render::aggregate_weighted(q, &rows);
             let merge = render::apply_view_delta(self.c.storage, q, &self.c.view.data, &delta, matched);
-            match self.plan_class() {
+            match self.plan_class().filter(|_| kept_plans) {
                 Some(class) => merge.iter().try_for_each(|s| db.execute_reusing_plan(s, class))?,
                 None => db.execute_all(&merge)?,
             }
@@ -1110,7 +1110,7 @@ fn finish(
     let mut readers: Vec<Feed> = p.readers.iter().filter(|f| matches!(f.kind, SourceKind::Recorded)).cloned().collect();
     let record = (p.c.q.shows_rows_locally() && !readers.is_empty()).then_some(&mut readers[..]);
     let recorded = match p.mode {
-        Mode::Incremental => p.apply_terms(db, record)?,
+        Mode::Incremental => p.apply_terms(db, record, cache.settings(db)?.kept_plans)?,
         Mode::GroupRecompute => p.recompute_groups(db, record)?,
         Mode::Full => {
             p.recompute(db)?;
