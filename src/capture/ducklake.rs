@@ -251,14 +251,10 @@ pub fn capture(db: &dyn Sql, feed: &Feed, id: i64, name: &str, size_now: i64) ->
         fresh.stats = stats;
         return Ok(fresh);
     }
-    let net = temp_name(&format!("{name}_lake_net"), 0);
-    db.execute(&render::create_temp_table_as(&net, &sql::net_of_parts(&parts, &feed.columns))).map_err(read)?;
-    let (stats, _) = DeltaStats::from_row(db.query(&sql::net_stats(&net))?.first())?;
+    let stats = super::netted_delta(db, &delta, &parts, &feed.columns).map_err(read)?;
     if stats.rows > 0 {
-        db.execute(&render::create_temp_table_as(&delta, &sql::expand_delta(&net, &feed.columns)))?;
         fresh.delta = Some(delta);
     }
-    db.execute(&render::drop_table(&net))?;
     fresh.stats = stats;
     Ok(fresh)
 }

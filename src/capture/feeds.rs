@@ -478,26 +478,16 @@ pub fn view_delta(
     // The union of the parts on the view's columns is the delta already when no part deleted
     // anything (insert-only batches need no netting: equal rows just add up), the common case
     // of append-only tables; otherwise it is netted, so an insert and a delete of one row cancel.
-    db.execute(&render::create_temp_table_as(name, &sql::union_of(&parts)))?;
-    let (raw, _) = DeltaStats::from_row(db.query(&sql::delta_stats(name))?.first())?;
+    let (raw, _) = DeltaStats::from_row(db.query(&sql::parts_stats(&parts))?.first())?;
+    if raw.rows == 0 {
+        return Ok((None, raw));
+    }
     if raw.deletes == 0 {
-        if raw.rows == 0 {
-            db.execute(&render::drop_table(name))?;
-            return Ok((None, raw));
-        }
+        db.execute(&render::create_temp_table_as(name, &sql::union_of(&parts)))?;
         return Ok((Some(name.clone()), raw));
     }
-    let net = Qualified::temp(format!("{}_net", name.name));
-    db.execute(&render::create_temp_table_as(&net, &sql::net_of_parts(&[sql::delta_of(name, columns)], columns)))?;
-    db.execute(&render::drop_table(name))?;
-    let (stats, _) = DeltaStats::from_row(db.query(&sql::net_stats(&net))?.first())?;
-    if stats.rows == 0 {
-        db.execute(&render::drop_table(&net))?;
-        return Ok((None, stats));
-    }
-    db.execute(&render::create_temp_table_as(name, &sql::expand_delta(&net, columns)))?;
-    db.execute(&render::drop_table(&net))?;
-    Ok((Some(name.clone()), stats))
+    let stats = super::netted_delta(db, name, &parts, columns)?;
+    Ok(((stats.rows > 0).then(|| name.clone()), stats))
 }
 
 /// The deltas that need no table of their own, for several tables of one view at once: where

@@ -250,6 +250,17 @@ pub fn columns_key(columns: &[ColumnDef]) -> String {
     serde_json::to_string(columns).unwrap_or_default()
 }
 
+/// Stores the net change of delta `parts` (on `columns`) as the delta table `name`, in one
+/// statement, and returns its statistics; with no row left, the table is dropped again.
+pub fn netted_delta(db: &dyn Sql, name: &Qualified, parts: &[String], columns: &[ColumnDef]) -> Result<DeltaStats> {
+    db.execute(&crate::render::create_temp_table_as(name, &crate::render::capture::netted_parts(parts, columns)))?;
+    let (stats, _) = DeltaStats::from_row(db.query(&crate::render::capture::delta_stats(name))?.first())?;
+    if stats.rows == 0 {
+        db.execute(&crate::render::drop_table(name))?;
+    }
+    Ok(stats)
+}
+
 /// Drops the temp tables a capture made.
 pub fn discard(db: &dyn Sql, fresh: &Fresh) -> Result<()> {
     for t in [&fresh.delta, &fresh.net].into_iter().flatten() {

@@ -79,12 +79,22 @@ fn plain_columns(cols: &[ColumnDef]) -> String {
 
 /// The delta rows of a net change, one per inserted (+1) or deleted (-1) copy.
 pub fn expand_delta(net: &Qualified, cols: &[ColumnDef]) -> String {
+    expand_from(&net.sql(), cols)
+}
+
+/// The delta rows of the net change of several delta parts (`net_of_parts`), in one statement:
+/// the net change is never stored.
+pub fn netted_parts(parts: &[String], cols: &[ColumnDef]) -> String {
+    expand_from(&format!("({}) AS openivm_net", net_of_parts(parts, cols)), cols)
+}
+
+/// The delta rows of the net change in the FROM item `net` (with an `openivm_n` column).
+fn expand_from(net: &str, cols: &[ColumnDef]) -> String {
     let c = plain_columns(cols);
     format!(
         "SELECT {c}CAST(CASE WHEN openivm_n > 0 THEN 1 ELSE -1 END AS INTEGER) AS {m} FROM \
          (SELECT {c}openivm_n, UNNEST(range(CAST(abs(openivm_n) AS BIGINT))) AS openivm_copy FROM {net}) AS openivm_n",
         m = ident(MULTIPLICITY),
-        net = net.sql()
     )
 }
 
@@ -245,9 +255,17 @@ pub fn net_of_parts(parts: &[String], cols: &[ColumnDef]) -> String {
 
 /// Rows and deleted rows of a delta.
 pub fn delta_stats(delta: &Qualified) -> String {
+    stats_of(&delta.sql())
+}
+
+/// Rows and deleted rows of the union of delta parts, read where they are.
+pub fn parts_stats(parts: &[String]) -> String {
+    stats_of(&format!("({}) AS openivm_parts", union_of(parts)))
+}
+
+fn stats_of(from: &str) -> String {
     format!(
-        "SELECT count(*)::BIGINT, count(*) FILTER (WHERE {m} < 0)::BIGINT, NULL FROM {}",
-        delta.sql(),
+        "SELECT count(*)::BIGINT, count(*) FILTER (WHERE {m} < 0)::BIGINT, NULL FROM {from}",
         m = ident(MULTIPLICITY)
     )
 }
