@@ -41,8 +41,7 @@ pub trait Sql {
     /// not reused for a large one). DuckDB plans the statement again by itself when the catalog
     /// of a database it reads changed since. Saves the planning of a statement that runs
     /// again with the same text, such as a view's merge from its logs.
-    fn execute_reusing_plan(&self, sql: &str, class: u32) -> Result<()> {
-        let _ = class;
+    fn execute_reusing_plan(&self, sql: &str, _class: u32) -> Result<()> {
         self.execute(sql)
     }
 

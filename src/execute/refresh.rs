@@ -53,6 +53,14 @@ struct Input {
     shared_delta: bool,
 }
 
+impl Input {
+    /// Whether the terms read this table's delta from a temp table made in this refresh (its
+    /// fresh batch, or a delta of its own).
+    fn reads_temp_delta(&self) -> bool {
+        self.fresh.delta.is_some() || self.delta.as_ref().is_some_and(feeds::owned)
+    }
+}
+
 /// A refresh of several views in one transaction (`openivm_refresh_all`). The first view over a
 /// feed captures it; the later ones read that batch straight from its temp table instead of a
 /// round trip through the change log. At the end, a batch is logged only for views of the feed
@@ -208,7 +216,7 @@ impl Go {
         self.inputs
             .iter()
             .flatten()
-            .filter(|i| i.fresh.delta.is_some() || i.fresh.net.is_some() || i.delta.as_ref().is_some_and(feeds::owned))
+            .filter(|i| i.reads_temp_delta() || i.fresh.net.is_some())
             .map(|i| (i.fresh.clone(), i.delta.clone()))
             .collect()
     }
@@ -885,8 +893,7 @@ impl Prepared {
     fn plan_class(&self) -> Option<u32> {
         let native =
             self.c.storage == Storage::DuckDb && self.c.sources.iter().all(|s| !matches!(s, SourceKind::DuckLake(_)));
-        let made_anew =
-            self.inputs.iter().any(|i| i.fresh.delta.is_some() || i.delta.as_ref().is_some_and(feeds::owned));
+        let made_anew = self.inputs.iter().any(Input::reads_temp_delta);
         (native && !made_anew).then(|| size_class(self.delta_rows()))
     }
 
@@ -1052,14 +1059,14 @@ impl Prepared {
     }
 }
 
-/// Whether a prepared refresh has nothing to write: no delta rows, every cursor at its feed's
-/// newest batch, and no recompute asked for.
 /// A delta's size class for kept plans: its number of binary digits, so that a plan made for a
 /// delta is reused for deltas up to about twice or half its size, and planned again beyond.
 fn size_class(rows: i64) -> u32 {
     64 - (rows.max(0) as u64).leading_zeros()
 }
 
+/// Whether a prepared refresh has nothing to write: no delta rows, every cursor at its feed's
+/// newest batch, and no recompute asked for.
 fn is_noop(p: &Prepared) -> bool {
     p.mode == Mode::Incremental
         && !p.inputs.is_empty()
