@@ -246,7 +246,8 @@ fn split_for_view(
             f.cursor_watermark = c.watermark.clone();
             f.others_min = cursors
                 .iter()
-                .filter(|c| c.feed == f.id && !(c.schema == schema && c.view == view))
+                // a view that recomputes at its next refresh (-1) needs no logged batch
+                .filter(|c| c.feed == f.id && c.seq >= 0 && !(c.schema == schema && c.view == view))
                 .map(|c| c.seq)
                 .min();
             out.push(f);
@@ -666,6 +667,15 @@ pub fn commit(
     if trim(db, feed)? || changed {
         feed.save(db)?;
     }
+    Ok(())
+}
+
+/// Gives view `schema.view` a cursor of -1 into `feed`: it recomputes at its first refresh,
+/// which moves the cursor to the feed's newest batch (`capture::starts_by_recomputing`).
+pub fn join_to_recompute(db: &dyn Sql, feed: &mut Feed, schema: &str, view: &str) -> Result<()> {
+    CURSOR_SET.run(db, [schema, view, &feed.id.to_string(), "-1", ""])?;
+    feed.consumers += 1;
+    feed.cursor = -1;
     Ok(())
 }
 

@@ -215,6 +215,20 @@ pub fn surely_unchanged(feed: &feeds::Feed, size_now: i64) -> bool {
         && feed.pending_rows == 0
 }
 
+/// Whether a view attaching to `feed` (reading `columns`, under the declared `kind`) may join
+/// it with a cursor of -1, to recompute at its first refresh, instead of capturing the feed's
+/// changes first (`mode::start_by_recomputing` decides): a diff feed other views read already,
+/// whose snapshot only a diff of the whole table can bring up to date. Not when the feed must
+/// first gain columns or switch sources (both start again from the table as it is, after its
+/// last batch is captured), nor with writes recorded through openivm waiting.
+pub fn can_start_by_recomputing(feed: &feeds::Feed, kind: &SourceKind, columns: &[ColumnDef]) -> bool {
+    feed.consumers > 0
+        && matches!(feed.kind, SourceKind::Diff)
+        && &feed.kind == kind
+        && feed.pending_rows == 0
+        && columns.iter().all(|c| feed.columns.contains(c))
+}
+
 /// Whether a refresh captures this source in its first transaction (O(delta) sources), so
 /// that the optimizer sees the committed deltas' sizes.
 pub fn captured_first(kind: &SourceKind) -> bool {

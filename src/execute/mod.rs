@@ -625,9 +625,16 @@ fn attach(db: &dyn Sql, q: &ViewQuery, at: &Qualified, catalog: &str) -> Result<
     chain_sources(db, catalog, q, &tables, &mut kinds)?;
     let storage = database::storage_of(db, catalog)?;
     let sizes: Vec<i64> = cache::table_states(db, &tables)?.iter().map(|s| s.2).collect();
+    let mut auto = None;
     for (k, t) in tables.iter().enumerate() {
         let columns = q.table_columns(t);
         let mut feed = feeds::find_or_start(db, catalog, t, &columns, &kinds[k], sizes[k])?;
+        if capture::can_start_by_recomputing(&feed, &kinds[k], &columns)
+            && mode::start_by_recomputing(sizes[k], &mut auto, || settings::refresh_mode(db))?
+        {
+            feeds::join_to_recompute(db, &mut feed, &at.schema, &at.name)?;
+            continue;
+        }
         let fresh = if feed.consumers > 0 && !capture::surely_unchanged(&feed, sizes[k]) {
             match capture::capture(db, &feed, &format!("attach_{k}"), sizes[k]) {
                 Ok(fresh) => fresh,

@@ -69,6 +69,27 @@ pub const DELTA_ROW_COST: f64 = 8.0;
 /// (predictable term counts on small tables).
 pub const FULL_MIN_ROWS: u64 = 100_000;
 
+/// Whether a view attaching to a shared diff feed of a table of `table_rows` rows starts by
+/// recomputing at its first refresh rather than diffing the whole table now
+/// (`capture::can_start_by_recomputing`). The view is filled from the table as it is either way,
+/// and a diff reads the whole table as a recompute does, so auto defers it: the next refresh of
+/// the feed's other views diffs once for all. Under a refresh mode other than auto, and below
+/// `FULL_MIN_ROWS` (a cheap diff, predictable first refreshes), the view captures now.
+/// `mode`: the database's refresh mode, read once per call of the caller (`mode_of`).
+pub fn start_by_recomputing(
+    table_rows: i64,
+    mode: &mut Option<String>,
+    mode_of: impl FnOnce() -> crate::error::Result<String>,
+) -> crate::error::Result<bool> {
+    if table_rows < FULL_MIN_ROWS as i64 {
+        return Ok(false);
+    }
+    if mode.is_none() {
+        *mode = Some(mode_of()?);
+    }
+    Ok(mode.as_deref() == Some("auto"))
+}
+
 /// The estimated cost of the run terms and of a recompute, in rows read: each term reads each
 /// leaf's delta (at `DELTA_ROW_COST` per row) if it reads the leaf as a delta, its table
 /// otherwise; a recompute reads every leaf's table once.
