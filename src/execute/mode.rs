@@ -290,6 +290,29 @@ mod tests {
     }
 
     #[test]
+    fn a_view_over_a_large_shared_diff_feed_starts_by_recomputing_under_auto_only() {
+        let reads = std::cell::Cell::new(0);
+        let read = |m: &'static str| {
+            let reads = &reads;
+            move || {
+                reads.set(reads.get() + 1);
+                Ok(m.to_string())
+            }
+        };
+        let mut mode = None;
+        // below FULL_MIN_ROWS the mode is not even read: the view diffs at creation
+        assert!(!start_by_recomputing(99_999, &mut mode, read("auto")).unwrap());
+        assert_eq!((mode.as_deref(), reads.get()), (None, 0));
+        assert!(start_by_recomputing(100_000, &mut mode, read("auto")).unwrap());
+        // the mode is read once per attach: the second table reuses it
+        assert!(start_by_recomputing(5_000_000, &mut mode, read("incremental")).unwrap());
+        assert_eq!(reads.get(), 1);
+        let mut incremental = Some("incremental".to_string());
+        assert!(!start_by_recomputing(5_000_000, &mut incremental, read("auto")).unwrap());
+        assert_eq!(reads.get(), 1);
+    }
+
+    #[test]
     fn small_tables_stay_incremental() {
         assert_eq!(choose(Requested::Auto, &[0b01, 0b10], &[10, 5], &[1000, 100]).0, Mode::Incremental);
     }

@@ -578,10 +578,13 @@ fn second_transaction(
     let leaf_table_rows: Vec<u64> = c.leaf_table.iter().map(|&k| table_rows[k].max(0) as u64).collect();
     let stale = inputs.iter().any(|i| i.feed.cursor < 0);
     let (mode, reason) = if stale {
-        (Mode::Full, "the view starts following a table's changes at this refresh (the table's change state was rebuilt by \
+        (
+            Mode::Full,
+            "the view starts following a table's changes at this refresh (the table's change state was rebuilt by \
           a full refresh of another view, or the view was created before the table's last changes were \
           captured); recomputed"
-            .into())
+                .into(),
+        )
     } else if !rebuilt.is_empty() {
         (Mode::Full, format!("recomputed, and change capture restarted: {}", rebuilt.join("; ")))
     } else if let Some(why) = full_first {
