@@ -671,7 +671,7 @@ pub fn commit(
 }
 
 /// Gives view `schema.view` a cursor of -1 into `feed`: it recomputes at its first refresh,
-/// which moves the cursor to the feed's newest batch (`capture::starts_by_recomputing`).
+/// which moves the cursor to the feed's newest batch (`capture::can_start_by_recomputing`).
 pub fn join_to_recompute(db: &dyn Sql, feed: &mut Feed, schema: &str, view: &str) -> Result<()> {
     CURSOR_SET.run(db, [schema, view, &feed.id.to_string(), "-1", ""])?;
     feed.consumers += 1;

@@ -625,12 +625,19 @@ fn attach(db: &dyn Sql, q: &ViewQuery, at: &Qualified, catalog: &str) -> Result<
     chain_sources(db, catalog, q, &tables, &mut kinds)?;
     let storage = database::storage_of(db, catalog)?;
     let sizes: Vec<i64> = cache::table_states(db, &tables)?.iter().map(|s| s.2).collect();
-    let mut auto = None;
+    // The database's refresh mode, read at most once, and only for a feed that may need it.
+    let mut refresh_mode: Option<mode::Requested> = None;
     for (k, t) in tables.iter().enumerate() {
         let columns = q.table_columns(t);
         let mut feed = feeds::find_or_start(db, catalog, t, &columns, &kinds[k], sizes[k])?;
         if capture::can_start_by_recomputing(&feed, &kinds[k], &columns)
-            && mode::start_by_recomputing(sizes[k], &mut auto, || settings::refresh_mode(db))?
+            && mode::start_by_recomputing(sizes[k], || match refresh_mode {
+                Some(m) => Ok(m),
+                None => {
+                    let m = mode::Requested::parse(&settings::refresh_mode(db)?).unwrap_or(mode::Requested::Auto);
+                    Ok(*refresh_mode.insert(m))
+                }
+            })?
         {
             feeds::join_to_recompute(db, &mut feed, &at.schema, &at.name)?;
             continue;

@@ -75,19 +75,12 @@ pub const FULL_MIN_ROWS: u64 = 100_000;
 /// and a diff reads the whole table as a recompute does, so auto defers it: the next refresh of
 /// the feed's other views diffs once for all. Under a refresh mode other than auto, and below
 /// `FULL_MIN_ROWS` (a cheap diff, predictable first refreshes), the view captures now.
-/// `mode`: the database's refresh mode, read once per call of the caller (`mode_of`).
+/// `mode`: the database's refresh mode, asked for only above `FULL_MIN_ROWS`.
 pub fn start_by_recomputing(
     table_rows: i64,
-    mode: &mut Option<String>,
-    mode_of: impl FnOnce() -> crate::error::Result<String>,
+    mode: impl FnOnce() -> crate::error::Result<Requested>,
 ) -> crate::error::Result<bool> {
-    if table_rows < FULL_MIN_ROWS as i64 {
-        return Ok(false);
-    }
-    if mode.is_none() {
-        *mode = Some(mode_of()?);
-    }
-    Ok(mode.as_deref() == Some("auto"))
+    Ok(table_rows >= FULL_MIN_ROWS as i64 && mode()? == Requested::Auto)
 }
 
 /// The estimated cost of the run terms and of a recompute, in rows read: each term reads each
@@ -291,25 +284,11 @@ mod tests {
 
     #[test]
     fn a_view_over_a_large_shared_diff_feed_starts_by_recomputing_under_auto_only() {
-        let reads = std::cell::Cell::new(0);
-        let read = |m: &'static str| {
-            let reads = &reads;
-            move || {
-                reads.set(reads.get() + 1);
-                Ok(m.to_string())
-            }
-        };
-        let mut mode = None;
-        // below FULL_MIN_ROWS the mode is not even read: the view diffs at creation
-        assert!(!start_by_recomputing(99_999, &mut mode, read("auto")).unwrap());
-        assert_eq!((mode.as_deref(), reads.get()), (None, 0));
-        assert!(start_by_recomputing(100_000, &mut mode, read("auto")).unwrap());
-        // the mode is read once per attach: the second table reuses it
-        assert!(start_by_recomputing(5_000_000, &mut mode, read("incremental")).unwrap());
-        assert_eq!(reads.get(), 1);
-        let mut incremental = Some("incremental".to_string());
-        assert!(!start_by_recomputing(5_000_000, &mut incremental, read("auto")).unwrap());
-        assert_eq!(reads.get(), 1);
+        let never = || -> crate::error::Result<Requested> { panic!("the mode is not read below FULL_MIN_ROWS") };
+        assert!(!start_by_recomputing(99_999, never).unwrap());
+        assert!(start_by_recomputing(100_000, || Ok(Requested::Auto)).unwrap());
+        assert!(!start_by_recomputing(5_000_000, || Ok(Requested::Incremental)).unwrap());
+        assert!(!start_by_recomputing(5_000_000, || Ok(Requested::Full)).unwrap());
     }
 
     #[test]
