@@ -397,13 +397,8 @@ impl Feed {
 /// and the change log gains the columns (NULL in logged batches, which only views that do not
 /// read them still have to apply).
 pub fn widen(db: &dyn Sql, feed: &mut Feed, columns: &[ColumnDef], table_columns: &[ColumnDef]) -> Result<()> {
-    let added: Vec<ColumnDef> = columns.iter().filter(|c| !feed.columns.contains(c)).cloned().collect();
-    if added.is_empty() {
+    if !add_columns(db, feed, columns, table_columns)? {
         return Ok(());
-    }
-    feed.columns = table_columns.iter().filter(|c| feed.columns.contains(c) || added.contains(c)).cloned().collect();
-    for c in &added {
-        db.execute(&render::add_column(&feed.log(), c))?;
     }
     // The feed's last batch was captured just before, so its pending batch is empty: it is
     // made again, with the new columns, by the next write through openivm.
@@ -413,6 +408,46 @@ pub fn widen(db: &dyn Sql, feed: &mut Feed, columns: &[ColumnDef], table_columns
         diff::start(db, feed)?;
     }
     FEED_SET_COLUMNS.run(db, [&super::columns_key(&feed.columns), &feed.id.to_string()])
+}
+
+/// Makes a shared diff feed track `columns` as well without first diffing the table to record
+/// its last batch (`capture::SkipDiff::Restart`): the feed starts again from the table as it is
+/// now, with the wider columns, its log emptied, and every other view of it recomputes at its
+/// next refresh (cursor -1), while view `schema.view`, filled from the same state in the same
+/// transaction, joins at the feed's head.
+pub fn widen_by_restarting(
+    db: &dyn Sql,
+    feed: &mut Feed,
+    columns: &[ColumnDef],
+    table_columns: &[ColumnDef],
+    schema: &str,
+    view: &str,
+) -> Result<()> {
+    add_columns(db, feed, columns, table_columns)?;
+    let kind = feed.kind.clone();
+    rebuild(db, feed, &kind, schema, view)?;
+    FEED_SET_COLUMNS.run(db, [&super::columns_key(&feed.columns), &feed.id.to_string()])?;
+    CURSOR_SET.run(
+        db,
+        [schema, view, &feed.id.to_string(), &feed.seq.to_string(), feed.watermark.as_deref().unwrap_or("")],
+    )?;
+    feed.consumers += 1;
+    feed.cursor = feed.seq;
+    Ok(())
+}
+
+/// Adds the columns of `columns` the feed does not track to it and to its log (in table order,
+/// `table_columns`); whether there were any. The source's state is the caller's to rebuild.
+fn add_columns(db: &dyn Sql, feed: &mut Feed, columns: &[ColumnDef], table_columns: &[ColumnDef]) -> Result<bool> {
+    let added: Vec<ColumnDef> = columns.iter().filter(|c| !feed.columns.contains(c)).cloned().collect();
+    if added.is_empty() {
+        return Ok(false);
+    }
+    feed.columns = table_columns.iter().filter(|c| feed.columns.contains(c) || added.contains(c)).cloned().collect();
+    for c in &added {
+        db.execute(&render::add_column(&feed.log(), c))?;
+    }
+    Ok(true)
 }
 
 /// Switches a feed to another source once its last batch is recorded: the table as it is now
@@ -671,7 +706,7 @@ pub fn commit(
 }
 
 /// Gives view `schema.view` a cursor of -1 into `feed`: it recomputes at its first refresh,
-/// which moves the cursor to the feed's newest batch (`capture::can_start_by_recomputing`).
+/// which moves the cursor to the feed's newest batch (`capture::skip_diff`).
 pub fn join_to_recompute(db: &dyn Sql, feed: &mut Feed, schema: &str, view: &str) -> Result<()> {
     CURSOR_SET.run(db, [schema, view, &feed.id.to_string(), "-1", ""])?;
     feed.consumers += 1;

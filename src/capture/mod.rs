@@ -215,18 +215,29 @@ pub fn surely_unchanged(feed: &feeds::Feed, size_now: i64) -> bool {
         && feed.pending_rows == 0
 }
 
-/// Whether a view attaching to `feed` (reading `columns`, under the declared `kind`) may join
-/// it with a cursor of -1, to recompute at its first refresh, instead of capturing the feed's
-/// changes first (`mode::start_by_recomputing` decides): a diff feed other views read already,
+/// How a view attaching to a shared diff feed may skip the diff of the whole table that brings
+/// the feed's snapshot up to date before the view's cursor is set (`mode::start_by_recomputing`
+/// decides whether it does).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SkipDiff {
+    /// The feed tracks every column the view reads: the view joins with a cursor of -1 and
+    /// recomputes at its first refresh (`feeds::join_to_recompute`).
+    Join,
+    /// The view reads columns the feed does not track: the feed starts again from the table as
+    /// it is, with the wider columns, the view at its head and every other view of it at -1
+    /// (`feeds::widen_by_restarting`).
+    Restart,
+}
+
+/// Whether, and how, a view attaching to `feed` (reading `columns`, under the declared `kind`)
+/// may skip capturing the feed's changes first: only for a diff feed other views read already,
 /// whose snapshot only a diff of the whole table can bring up to date. Not when the feed must
-/// first gain columns or switch sources (both start again from the table as it is, after its
-/// last batch is captured), nor with writes recorded through openivm waiting.
-pub fn can_start_by_recomputing(feed: &feeds::Feed, kind: &SourceKind, columns: &[ColumnDef]) -> bool {
-    feed.consumers > 0
-        && matches!(feed.kind, SourceKind::Diff)
-        && &feed.kind == kind
-        && feed.pending_rows == 0
-        && columns.iter().all(|c| feed.columns.contains(c))
+/// switch sources (it starts again from the table as it is, after its last batch is captured),
+/// nor with writes recorded through openivm waiting.
+pub fn skip_diff(feed: &feeds::Feed, kind: &SourceKind, columns: &[ColumnDef]) -> Option<SkipDiff> {
+    let shared_diff =
+        feed.consumers > 0 && matches!(feed.kind, SourceKind::Diff) && &feed.kind == kind && feed.pending_rows == 0;
+    shared_diff.then(|| if feed.covers(columns) { SkipDiff::Join } else { SkipDiff::Restart })
 }
 
 /// Whether a refresh captures this source in its first transaction (O(delta) sources), so

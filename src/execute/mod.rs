@@ -630,17 +630,23 @@ fn attach(db: &dyn Sql, q: &ViewQuery, at: &Qualified, catalog: &str) -> Result<
     for (k, t) in tables.iter().enumerate() {
         let columns = q.table_columns(t);
         let mut feed = feeds::find_or_start(db, catalog, t, &columns, &kinds[k], sizes[k])?;
-        if capture::can_start_by_recomputing(&feed, &kinds[k], &columns)
-            && mode::start_by_recomputing(sizes[k], || match refresh_mode {
+        if let Some(skip) = capture::skip_diff(&feed, &kinds[k], &columns) {
+            let skips = mode::start_by_recomputing(sizes[k], || match refresh_mode {
                 Some(m) => Ok(m),
                 None => {
                     let m = mode::Requested::parse(&settings::refresh_mode(db)?).unwrap_or(mode::Requested::Auto);
                     Ok(*refresh_mode.insert(m))
                 }
-            })?
-        {
-            feeds::join_to_recompute(db, &mut feed, &at.schema, &at.name)?;
-            continue;
+            })?;
+            if skips {
+                match skip {
+                    capture::SkipDiff::Join => feeds::join_to_recompute(db, &mut feed, &at.schema, &at.name)?,
+                    capture::SkipDiff::Restart => {
+                        feeds::widen_by_restarting(db, &mut feed, &columns, &all_columns[k], &at.schema, &at.name)?
+                    }
+                }
+                continue;
+            }
         }
         let fresh = if feed.consumers > 0 && !capture::surely_unchanged(&feed, sizes[k]) {
             match capture::capture(db, &feed, &format!("attach_{k}"), sizes[k]) {

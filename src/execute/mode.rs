@@ -69,11 +69,13 @@ pub const DELTA_ROW_COST: f64 = 8.0;
 /// (predictable term counts on small tables).
 pub const FULL_MIN_ROWS: u64 = 100_000;
 
-/// Whether a view attaching to a shared diff feed of a table of `table_rows` rows starts by
-/// recomputing at its first refresh rather than diffing the whole table now
-/// (`capture::can_start_by_recomputing`). The view is filled from the table as it is either way,
-/// and a diff reads the whole table as a recompute does, so auto defers it: the next refresh of
-/// the feed's other views diffs once for all. Under a refresh mode other than auto, and below
+/// Whether a view attaching to a shared diff feed of a table of `table_rows` rows skips the diff
+/// of the whole table that would bring the feed up to date now (`capture::skip_diff`): it joins
+/// at -1 and recomputes at its first refresh, or, when it reads columns the feed does not track,
+/// restarts the feed with them and the feed's other views recompute at their next refresh. The
+/// view is filled from the table as it is either way, and a diff reads the whole table as a
+/// recompute does, so auto defers it: the next refresh of the feed's views diffs once for all.
+/// Under a refresh mode other than auto, and below
 /// `FULL_MIN_ROWS` (a cheap diff, predictable first refreshes), the view captures now.
 /// `mode`: the database's refresh mode, asked for only above `FULL_MIN_ROWS`.
 pub fn start_by_recomputing(

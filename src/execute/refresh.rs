@@ -581,8 +581,8 @@ fn second_transaction(
         (
             Mode::Full,
             "the view starts following a table's changes at this refresh (the table's change state was rebuilt by \
-          a full refresh of another view, or the view was created before the table's last changes were \
-          captured); recomputed"
+          a full refresh of another view, or restarted with more columns for a view created later, or the view \
+          was created before the table's last changes were captured); recomputed"
                 .into(),
         )
     } else if !rebuilt.is_empty() {
