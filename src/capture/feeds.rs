@@ -729,11 +729,7 @@ pub fn log_for_laggards(db: &dyn Sql, catalog: &str, id: i64, fresh: &Fresh, seq
     let Some(delta) = &fresh.delta else {
         return Ok(());
     };
-    let r = FEED_MIN_CURSOR.rows(db, [&id.to_string()])?;
-    let oldest = match r.first() {
-        Some(r) => r.int(0)?,
-        None => -1,
-    };
+    let oldest = oldest_cursor(db, id)?;
     if oldest < 0 || oldest >= seq {
         return Ok(());
     }
@@ -762,15 +758,16 @@ fn trim(db: &dyn Sql, feed: &mut Feed) -> Result<bool> {
     if feed.log_rows == 0 {
         return Ok(false);
     }
-    let r = FEED_MIN_CURSOR.rows(db, [&feed.id.to_string()])?;
-    let min = match r.first() {
-        Some(r) => r.int(0)?,
-        None => -1,
-    };
+    let min = oldest_cursor(db, feed.id)?;
     if min < 0 {
         return Ok(false);
     }
     trim_to(db, feed, min)
+}
+
+/// The oldest cursor of feed `id` at or past 0 (-1: none; a view at -1 needs no logged batch).
+fn oldest_cursor(db: &dyn Sql, id: i64) -> Result<i64> {
+    FEED_MIN_CURSOR.scalar_int(db, [&id.to_string()])
 }
 
 /// Deletes the logged batches up to `seq`; whether any was deleted.
