@@ -34,7 +34,8 @@ def markdown(records, header_lines, skipped, failures, target_lines) -> str:
             "captures it and logs it for the others, which then only read it. The row `(first refresh)` / "
             "`captures` is that first refresh in each run (the views take turns), against the recompute of "
             "its own view's query: about what one view alone over its tables costs, where the per-view rows "
-            "are mostly the cheaper reading refreshes.", ""]
+            "are mostly the cheaper reading refreshes. Runs whose first refresh was a `nofk` variant "
+            "(which recomputes) are left out of it.", ""]
     if failures:
         out += ["## MISMATCHES", ""] + [f"- {f}" for f in failures] + [""]
     if target_lines:
