@@ -427,13 +427,7 @@ pub fn widen_by_restarting(
     let kind = feed.kind.clone();
     rebuild(db, feed, &kind, schema, view)?;
     FEED_SET_COLUMNS.run(db, [&super::columns_key(&feed.columns), &feed.id.to_string()])?;
-    CURSOR_SET.run(
-        db,
-        [schema, view, &feed.id.to_string(), &feed.seq.to_string(), feed.watermark.as_deref().unwrap_or("")],
-    )?;
-    feed.consumers += 1;
-    feed.cursor = feed.seq;
-    Ok(())
+    add_cursor(db, feed, schema, view, feed.seq)
 }
 
 /// Adds the columns of `columns` the feed does not track to it and to its log (in table order,
@@ -691,11 +685,7 @@ pub fn commit(
             db.execute(&sql::cursors_advance(schema, view, &[(feed.id, feed.seq, feed.watermark.clone())]))?;
         }
     } else {
-        CURSOR_SET.run(
-            db,
-            [schema, view, &feed.id.to_string(), &feed.seq.to_string(), feed.watermark.as_deref().unwrap_or("")],
-        )?;
-        feed.consumers += 1;
+        add_cursor(db, feed, schema, view, feed.seq)?;
     }
     feed.cursor = feed.seq;
     // One write of the feed's row, after the log is trimmed.
@@ -708,9 +698,16 @@ pub fn commit(
 /// Gives view `schema.view` a cursor of -1 into `feed`: it recomputes at its first refresh,
 /// which moves the cursor to the feed's newest batch (`capture::skip_diff`).
 pub fn join_to_recompute(db: &dyn Sql, feed: &mut Feed, schema: &str, view: &str) -> Result<()> {
-    CURSOR_SET.run(db, [schema, view, &feed.id.to_string(), "-1", ""])?;
+    add_cursor(db, feed, schema, view, -1)
+}
+
+/// Gives view `schema.view`, which has no cursor into `feed` yet, one at batch `seq`, with the
+/// feed's watermark (none at -1: such a view recomputes and reads no batch).
+fn add_cursor(db: &dyn Sql, feed: &mut Feed, schema: &str, view: &str, seq: i64) -> Result<()> {
+    let watermark = if seq < 0 { "" } else { feed.watermark.as_deref().unwrap_or("") };
+    CURSOR_SET.run(db, [schema, view, &feed.id.to_string(), &seq.to_string(), watermark])?;
     feed.consumers += 1;
-    feed.cursor = -1;
+    feed.cursor = seq;
     Ok(())
 }
 
