@@ -56,7 +56,14 @@ def main() -> int:
     ap.add_argument("--match", default=None,
                     help='run only the cases whose "<source> <batch>" contains this, e.g. "append-only+key dims"')
     ap.add_argument("--keep-going", action="store_true", help="record mismatches and go on (exit status still 1)")
+    ap.add_argument("--replot", action="store_true",
+                    help="only draw the plots again from the results.csv in --out (default bench/results)")
     args = ap.parse_args()
+    if args.replot:
+        out = os.path.abspath(args.out or os.path.join(HERE, "results", "quick" if args.quick else ""))
+        files = report.plots(report.read_csv(os.path.join(out, "results.csv")), out)
+        print("written: " + ", ".join(os.path.relpath(f, ROOT) for f in files))
+        return 0
 
     only = [w.strip() for w in args.only.split(",") if w.strip()]
     unknown = [w for w in only if w not in WORKLOADS]

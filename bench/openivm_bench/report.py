@@ -73,46 +73,84 @@ def markdown(records, header_lines, skipped, failures, target_lines) -> str:
     return "\n".join(out)
 
 
+# The plots show the default refresh (`auto`) of each view and the first refresh after a batch;
+# the other variants (`nofk`, forced `incremental`) are in the tables.
+PLOTTED_VARIANTS = ("auto", "captures", "refresh_all")
+RATIO_TICKS = [x * 10.0 ** e for e in range(-3, 3) for x in (1, 2, 5)]
+KIND_STYLES = {"insert": "-", "rf1": "-", "dims": "--", "rf1+rf2": "--", "rf1+rf2-openivm": "-.",
+               "mixed": ":", "writes": "-."}
+
+
 def plots(records, out_dir) -> list[str]:
-    """refresh/recompute ratio against batch size: one PNG per workload, one panel per dataset."""
+    """refresh/recompute ratio against batch size: one PNG per workload, one panel per dataset and
+    source (one per dataset for many views, whose sources are its series), one colour per view
+    and one line style per kind of batch."""
     try:
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
+        from matplotlib import ticker
     except ImportError:
         return []
     written = []
     for wl in dict.fromkeys(r["workload"] for r in records):
-        rs = [r for r in records if r["workload"] == wl and r.get("fraction") and r["ratio"] is not None]
-        datasets = list(dict.fromkeys(r["dataset"] for r in rs))
-        if not datasets:
+        rs = [r for r in records if r["workload"] == wl and r.get("fraction") and r["ratio"] is not None
+              and r["variant"] in PLOTTED_VARIANTS]
+        if not rs:
             continue
-        fig, axes = plt.subplots(1, len(datasets), figsize=(7 * len(datasets), 5.5), squeeze=False)
-        for ax, ds in zip(axes[0], datasets):
+        by_source = wl != "manyviews"
+        panels = list(dict.fromkeys((r["dataset"], r["source"] if by_source else None) for r in rs))
+        cols = min(3, len(panels))
+        rows = (len(panels) + cols - 1) // cols
+        fig, axes = plt.subplots(rows, cols, figsize=(6.2 * cols, 4.8 * rows), squeeze=False)
+        names = list(dict.fromkeys(r["source"] if not by_source else r["view"] for r in rs))
+        colours = {n: plt.get_cmap("tab10")(i % 10) for i, n in enumerate(names)}
+        for ax, (ds, source) in zip(axes.flat, panels):
             series = {}
             for r in rs:
-                if r["dataset"] != ds:
+                if r["dataset"] != ds or (by_source and r["source"] != source):
                     continue
                 kind = r["batch"].split(" ")[0]
-                key = f"{r['source']} {kind} {r['view'].split('_nofk')[0].split('_inc')[0]} {r['variant']}"
-                series.setdefault(key, []).append((r["fraction"] * 100, r["ratio"]))
-            for key, pts in sorted(series.items()):
+                name = r["view"] if by_source else r["source"]
+                series.setdefault((name, kind), []).append((r["fraction"] * 100, r["ratio"]))
+            for (name, kind), pts in sorted(series.items()):
                 pts.sort()
-                ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=key)
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", color=colours[name],
+                        linestyle=KIND_STYLES.get(kind, "-"), label=f"{kind}: {name}")
             ax.axhline(1.0, color="black", linewidth=0.8, linestyle="--")
             ax.set_xscale("log")
             ax.set_yscale("log")
-            ax.set_xlabel("batch size, % of the fact table")
-            ax.set_ylabel("refresh time / recompute time")
-            ax.set_title(f"{wl} {ds}")
+            # plain numbers on both axes: 0.1, 0.2, 0.5, 1, 2, 5 ...
+            ax.yaxis.set_major_locator(ticker.FixedLocator(RATIO_TICKS))
+            ax.yaxis.set_minor_formatter(ticker.NullFormatter())
+            for axis in (ax.xaxis, ax.yaxis):
+                axis.set_major_formatter(ticker.FuncFormatter(lambda v, _: f"{v:g}"))
+            ax.set_xlabel("batch size, % of the table")
+            ax.set_ylabel("refresh / recompute (below 1: refresh faster)")
+            ax.set_title(f"{wl} {ds}" + (f" [{source}]" if source else ""))
             ax.grid(True, which="both", alpha=0.3)
-            ax.legend(fontsize=6, loc="best")
+            ax.legend(fontsize=7, loc="best")
+        for ax in list(axes.flat)[len(panels):]:
+            ax.set_visible(False)
+        what = ("refreshing every view against recomputing every view" if not by_source else
+                "the default refresh of each view and the first refresh after a batch")
+        fig.suptitle(f"{wl}: {what}\n(other variants: results.md)", fontsize=10)
         fig.tight_layout()
         path = os.path.join(out_dir, f"{wl}.png")
-        fig.savefig(path, dpi=110)
+        fig.savefig(path, dpi=100)
         plt.close(fig)
         written.append(path)
     return written
+
+
+def read_csv(path) -> list[dict]:
+    """The records of a results.csv, with the numbers the plots read as numbers."""
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    for r in rows:
+        for k in ("fraction", "ratio"):
+            r[k] = float(r[k]) if r.get(k) not in (None, "") else None
+    return rows
 
 
 def write_all(records, out_dir, header_lines, skipped, failures, target_lines) -> list[str]:
