@@ -252,9 +252,9 @@ pub struct Reader {
 /// round captures it once for all of them (one diff of the whole table, `capture` ms as last
 /// measured), so the capture pays when the recomputes it saves, each reader's last recompute
 /// less its last incremental apply, add up to more than it costs. Returns why the readers
-/// recompute instead (and stop tracking changes), or None to capture. As in `skip_capture`,
-/// what was not measured yet is captured, and tables of fewer than `FULL_MIN_ROWS` rows stay as
-/// they are.
+/// recompute instead (and stop tracking changes), or None to capture. What was not measured
+/// yet (`capture`: only a diff measured by a round, never a stand-in) is captured, and tables of
+/// fewer than `FULL_MIN_ROWS` rows stay as they are.
 pub fn skip_shared_capture(capture: Option<f64>, readers: &[Reader], rows: u64) -> Option<String> {
     let capture = capture?;
     if rows < FULL_MIN_ROWS {

@@ -93,7 +93,7 @@ impl Round {
     /// Decides, for each diff feed that several of `views` read, whether the round captures it
     /// (see `mode::skip_shared_capture`).
     fn decide_shared(db: &dyn Sql, cache: &mut Cache, views: &[String]) -> Result<HashMap<i64, Option<String>>> {
-        let mut times: HashMap<(String, String), (mode::Reader, Option<f64>)> = HashMap::new();
+        let mut times: HashMap<(String, String), mode::Reader> = HashMap::new();
         let mut catalog = None;
         for name in views {
             if cache.strategy(db, name)? == Strategy::Full {
@@ -106,7 +106,7 @@ impl Round {
             };
             let reader = mode::Reader { full: c.last_full_ms, apply };
             catalog.get_or_insert_with(|| c.view.at.catalog.clone());
-            times.insert((c.view.at.schema.clone(), c.view.at.name.clone()), (reader, c.last_incremental_ms));
+            times.insert((c.view.at.schema.clone(), c.view.at.name.clone()), reader);
         }
         let Some(catalog) = catalog else { return Ok(HashMap::new()) };
         let mut out = HashMap::new();
@@ -114,11 +114,12 @@ impl Round {
             if !matches!(feed.kind, SourceKind::Diff) || readers.len() < 2 {
                 continue;
             }
-            let known: Vec<&(mode::Reader, Option<f64>)> = readers.iter().filter_map(|r| times.get(r)).collect();
-            // Not measured in a round yet: the dearest of its readers' last incremental
-            // refreshes (before any, the start of its change state, a snapshot) stands in.
-            let capture = cache.diff_capture(feed.id).or_else(|| known.iter().filter_map(|k| k.1).reduce(f64::max));
-            let readers: Vec<mode::Reader> = known.iter().map(|k| k.0).collect();
+            let known: Vec<&mode::Reader> = readers.iter().filter_map(|r| times.get(r)).collect();
+            // Only a diff this process measured in a round decides: until then the round diffs
+            // (and measures it). A stand-in (a reader's last incremental refresh, or its
+            // snapshot's start) once made a noisy machine stop tracking 50 views at once, for good.
+            let capture = cache.diff_capture(feed.id);
+            let readers: Vec<mode::Reader> = known.into_iter().copied().collect();
             // A diff feed keeps no row count: the appended-row count it last saw stands for the size.
             let rows = feed.size_seen.max(feed.row_count).max(0) as u64;
             out.insert(feed.id, mode::skip_shared_capture(capture, &readers, rows));
