@@ -103,7 +103,9 @@ def plots(records, out_dir) -> list[str]:
         cols = min(3, len(panels))
         rows = (len(panels) + cols - 1) // cols
         fig, axes = plt.subplots(rows, cols, figsize=(6.2 * cols, 4.8 * rows), squeeze=False)
-        names = list(dict.fromkeys(r["source"] if not by_source else r["view"] for r in rs))
+        # a series is a view within a panel of one source; for many views, a source
+        name_of = (lambda r: r["view"]) if by_source else (lambda r: r["source"])
+        names = list(dict.fromkeys(name_of(r) for r in rs))
         colours = {n: plt.get_cmap("tab10")(i % 10) for i, n in enumerate(names)}
         for ax, (ds, source) in zip(axes.flat, panels):
             series = {}
@@ -111,8 +113,7 @@ def plots(records, out_dir) -> list[str]:
                 if r["dataset"] != ds or (by_source and r["source"] != source):
                     continue
                 kind = r["batch"].split(" ")[0]
-                name = r["view"] if by_source else r["source"]
-                series.setdefault((name, kind), []).append((r["fraction"] * 100, r["ratio"]))
+                series.setdefault((name_of(r), kind), []).append((r["fraction"] * 100, r["ratio"]))
             for (name, kind), pts in sorted(series.items()):
                 pts.sort()
                 ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", color=colours[name],

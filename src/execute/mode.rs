@@ -75,8 +75,8 @@ pub const FULL_MIN_ROWS: u64 = 100_000;
 /// restarts the feed with them and the feed's other views recompute at their next refresh. The
 /// view is filled from the table as it is either way, and a diff reads the whole table as a
 /// recompute does, so auto defers it: the next refresh of the feed's views diffs once for all.
-/// Under a refresh mode other than auto, and below
-/// `FULL_MIN_ROWS` (a cheap diff, predictable first refreshes), the view captures now.
+/// Under a refresh mode other than auto, and below `FULL_MIN_ROWS` (a cheap diff, predictable
+/// first refreshes), the view captures now.
 /// `mode`: the database's refresh mode, asked for only above `FULL_MIN_ROWS`.
 pub fn start_by_recomputing(
     table_rows: i64,

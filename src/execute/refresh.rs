@@ -114,12 +114,11 @@ impl Round {
             if !matches!(feed.kind, SourceKind::Diff) || readers.len() < 2 {
                 continue;
             }
-            let known: Vec<&mode::Reader> = readers.iter().filter_map(|r| times.get(r)).collect();
+            let readers: Vec<mode::Reader> = readers.iter().filter_map(|r| times.get(r)).copied().collect();
             // Only a diff this process measured in a round decides: until then the round diffs
             // (and measures it). A stand-in (a reader's last incremental refresh, or its
             // snapshot's start) once made a noisy machine stop tracking 50 views at once, for good.
             let capture = cache.diff_capture(feed.id);
-            let readers: Vec<mode::Reader> = known.into_iter().copied().collect();
             // A diff feed keeps no row count: the appended-row count it last saw stands for the size.
             let rows = feed.size_seen.max(feed.row_count).max(0) as u64;
             out.insert(feed.id, mode::skip_shared_capture(capture, &readers, rows));
