@@ -500,6 +500,19 @@ def warm(db: Db, variants: list[Variant], queries: dict[str, str]):
 FIRST_VIEW = "(first refresh)"
 
 
+def turn_order(refreshes: list, recomputes: list, run: int) -> list:
+    """The order of a run's refreshes and recomputes: each list rotated by the run, so that every
+    view takes its turn at the first refresh (which captures the batch for the others) and every
+    query at the first recompute, interleaved one by one, a refresh first on even runs and a
+    recompute first on odd ones (neither always finds the other's data in the buffer pool)."""
+    rot = lambda xs: xs[run % len(xs):] + xs[:run % len(xs)] if xs else xs
+    a, b = (rot(refreshes), rot(recomputes)) if run % 2 == 0 else (rot(recomputes), rot(refreshes))
+    out = []
+    for i in range(max(len(a), len(b))):
+        out.extend(a[i:i + 1] + b[i:i + 1])
+    return out
+
+
 def run_group(db: Db, rec: Recorder, case: dict, variants: list[Variant], queries: dict[str, str],
               tolerant: dict[str, bool], apply_batch, runs: int, budget_s: float = 0):
     """Apply `runs` batches; after each, time every refresh and recompute, then check every view."""
@@ -509,7 +522,8 @@ def run_group(db: Db, rec: Recorder, case: dict, variants: list[Variant], querie
     refreshes = {v.view: [] for v in variants}
     recomputes = {k: [] for k in queries}
     batch_rows = []
-    ops = [("refresh", v) for v in variants] + [("recompute", k) for k in queries]
+    refresh_ops = [("refresh", v) for v in variants]
+    recompute_ops = [("recompute", k) for k in queries]
     rec.note(f"{case['workload']} {case['dataset']} [{case['source']}] {case['batch']}: "
              f"{runs} runs of {', '.join(v.view for v in variants)}")
     budget = Budget(budget_s, rec)
@@ -521,9 +535,8 @@ def run_group(db: Db, rec: Recorder, case: dict, variants: list[Variant], querie
         if not budget.another(run):
             break
         batch_rows.append(apply_batch(run))
-        shift = run % len(ops)
         capturer = None
-        for kind, x in ops[shift:] + ops[:shift]:
+        for kind, x in turn_order(refresh_ops, recompute_ops, run):
             if kind == "refresh":
                 refreshes[x.view].append(refresh(db, x))
                 capturer = capturer or x

@@ -7,7 +7,7 @@
 //! view over a table never writes its deltas anywhere but a temp table.
 
 use super::{append_only, diff, DeltaStats, Fresh, SourceKind};
-use crate::db::{Cells, Row, Sql};
+use crate::db::{Cells, Sql};
 use crate::error::{Error, Result};
 use crate::home;
 use crate::ir::{ColumnDef, TableId};
@@ -15,6 +15,7 @@ use crate::render::capture::{self as sql, Position};
 use crate::render::{self, Qualified, Storage};
 
 use crate::sql::capture::CURSORS;
+use crate::sql::capture::CURSORS_AND_FEEDS;
 use crate::sql::capture::CURSORS_DELETE;
 use crate::sql::capture::CURSORS_STALE;
 use crate::sql::capture::CURSOR_SET;
@@ -83,7 +84,7 @@ impl Feed {
         self.internal("pending")
     }
 
-    fn from_row(catalog: &str, r: &Row) -> Result<Feed> {
+    fn from_row(catalog: &str, r: &[Option<String>]) -> Result<Feed> {
         let t = |i| r.text(i);
         let n = |i| r.int(i);
         let columns: Vec<ColumnDef> = serde_json::from_str(&t(4)?)
@@ -154,19 +155,35 @@ impl Feed {
 
 /// Every view's cursor: (schema, view, feed id, seq).
 fn cursors(db: &dyn Sql) -> Result<Vec<Cursor>> {
-    CURSORS
-        .rows(db, [])?
-        .iter()
-        .map(|r| {
-            Ok(Cursor {
-                schema: r.text(0)?,
-                view: r.text(1)?,
-                feed: r.int(2)?,
-                seq: r.int(3)?,
-                watermark: Some(r.text(4)?).filter(|w| !w.is_empty()),
-            })
+    CURSORS.rows(db, [])?.iter().map(|r| Cursor::from_row(r)).collect()
+}
+
+impl Cursor {
+    /// A cursor from the columns of `cursors.sql`.
+    fn from_row(r: &[Option<String>]) -> Result<Cursor> {
+        Ok(Cursor {
+            schema: r.text(0)?,
+            view: r.text(1)?,
+            feed: r.int(2)?,
+            seq: r.int(3)?,
+            watermark: Some(r.text(4)?).filter(|w| !w.is_empty()),
         })
-        .collect()
+    }
+}
+
+/// Every cursor and every feed (with its number of views), from one statement.
+fn cursors_and_feeds(db: &dyn Sql, catalog: &str) -> Result<(Vec<Cursor>, Vec<Feed>)> {
+    let (mut cursors, mut feeds) = (Vec::new(), Vec::new());
+    for r in CURSORS_AND_FEEDS.rows(db, [])? {
+        match r.int(0)? {
+            0 => cursors.push(Cursor::from_row(&r[1..6])?),
+            _ => feeds.push(Feed::from_row(catalog, &r[6..])?),
+        }
+    }
+    for f in &mut feeds {
+        f.consumers = cursors.iter().filter(|c| c.feed == f.id).count() as i64;
+    }
+    Ok((cursors, feeds))
 }
 
 /// A view's cursor into a feed, as stored.
@@ -193,9 +210,12 @@ pub fn of_view_and_readers(
     view: &str,
     readers: bool,
 ) -> Result<(Vec<Feed>, Vec<Feed>)> {
+    if readers {
+        let (cursors, feeds) = cursors_and_feeds(db, catalog)?;
+        return Ok(split_for_view(&cursors, feeds, catalog, schema, view, readers));
+    }
     let cursors = cursors(db)?;
-    let mine: Vec<&Cursor> = cursors.iter().filter(|c| c.schema == schema && c.view == view).collect();
-    if mine.is_empty() && !readers {
+    if !cursors.iter().any(|c| c.schema == schema && c.view == view) {
         return Ok((vec![], vec![]));
     }
     let feeds = all_feeds(db, catalog, &cursors)?;
@@ -212,8 +232,7 @@ pub struct FeedRows {
 
 impl FeedRows {
     pub fn read(db: &dyn Sql, catalog: &str) -> Result<FeedRows> {
-        let cursors = cursors(db)?;
-        let feeds = all_feeds(db, catalog, &cursors)?;
+        let (cursors, feeds) = cursors_and_feeds(db, catalog)?;
         Ok(FeedRows { catalog: catalog.to_string(), cursors, feeds })
     }
 

@@ -21,6 +21,7 @@ use super::{compile, find_view, signature, signature_change, view_location, View
 
 use crate::sql::capture::LAST_TIMES;
 use crate::sql::capture::TABLE_SIZES;
+use crate::sql::capture::TABLE_SIZES_AND_COMMENT;
 use crate::sql::catalog::VIEW_ROWS;
 use crate::sql::views::READ_ONLY;
 
@@ -73,6 +74,12 @@ pub struct Cache {
     read_only: Option<bool>,
     /// The metadata was seen to have the newest layout (its last added column exists).
     metadata_current: bool,
+    /// A create of this instance made sure of the metadata tables and settings and committed:
+    /// later creates skip that (5 statements). Only openivm writes those tables.
+    metadata_ensured: bool,
+    /// The comment of the view a refresh compiled, read with the catalog in its transaction
+    /// (`compiled`) and taken by the refresh's check of the view (`view_comment`).
+    comment: Option<(Qualified, Option<String>)>,
     /// Built-in functions looked up for writes through openivm (DuckDB's list of functions is
     /// dear to read: about 100 ms here).
     functions: HashMap<String, FunctionInfo>,
@@ -109,9 +116,25 @@ impl ViewRow {
 pub struct CatalogSnapshot {
     tables: Option<Vec<(TableId, State)>>,
     views: Option<Vec<ViewRow>>,
+    /// The comment of one view (None: no such view), read with the tables.
+    comment: Option<(Qualified, Option<String>)>,
 }
 
 impl CatalogSnapshot {
+    /// `tables`, read together with the comment of the view `at` (one statement).
+    fn tables_and_comment(&mut self, db: &dyn Sql, at: &Qualified) -> Result<()> {
+        let (mut tables, mut comment) = (Vec::new(), None);
+        for r in TABLE_SIZES_AND_COMMENT.rows(db, [&at.catalog, &at.schema, &at.name])? {
+            match r.int(0)? {
+                0 => tables.push(table_row(&r[1..])?),
+                _ => comment = Some(r.text(5)?),
+            }
+        }
+        self.tables = Some(tables);
+        self.comment = Some((at.clone(), comment));
+        Ok(())
+    }
+
     fn tables(&mut self, db: &dyn Sql) -> Result<&[(TableId, State)]> {
         if self.tables.is_none() {
             self.tables = Some(table_rows(db)?);
@@ -138,16 +161,12 @@ impl CatalogSnapshot {
 
 /// Every table's state, from one read of `duckdb_tables()`.
 fn table_rows(db: &dyn Sql) -> Result<Vec<(TableId, State)>> {
-    TABLE_SIZES
-        .rows(db, [])?
-        .iter()
-        .map(|r| {
-            Ok((
-                TableId { catalog: r.text(0)?, schema: r.text(1)?, name: r.text(2)? },
-                (r.text(3)?, r.text(4)?, r.int(5)?),
-            ))
-        })
-        .collect()
+    TABLE_SIZES.rows(db, [])?.iter().map(|r| table_row(r)).collect()
+}
+
+/// A table's identity and state from the columns of `table_sizes.sql`.
+fn table_row(r: &[Option<String>]) -> Result<(TableId, State)> {
+    Ok((TableId { catalog: r.text(0)?, schema: r.text(1)?, name: r.text(2)? }, (r.text(3)?, r.text(4)?, r.int(5)?)))
 }
 
 /// The state of a view's tables now: (oid, definition, appended-row count) per table.
@@ -203,11 +222,19 @@ impl Cache {
         self.round = None;
     }
 
+    /// Forgets the view comment `compiled` read (a transaction that did not check it ended).
+    pub fn forget_comment(&mut self) {
+        self.comment = None;
+    }
+
     /// The comment on the DuckDB view `at` (None: there is no such view), from the round's
     /// catalog when in one.
     pub fn view_comment(&mut self, db: &dyn Sql, at: &Qualified) -> Result<Option<String>> {
         let Some(snapshot) = self.round.as_mut() else {
-            return super::view_comment(db, at);
+            return match self.comment.take() {
+                Some((seen, comment)) if &seen == at => Ok(comment),
+                _ => super::view_comment(db, at),
+            };
         };
         let id = TableId { catalog: at.catalog.clone(), schema: at.schema.clone(), name: at.name.clone() };
         Ok(snapshot.views(db)?.iter().find(|v| v.id == id).map(|v| v.comment.clone()))
@@ -299,13 +326,21 @@ impl Cache {
         let at = view_location(&defaults, name)?;
         let key = key_of(&at);
         let mut own = CatalogSnapshot::default();
+        self.comment = None;
         if let Some(c) = self.views.get(&key) {
+            if self.round.is_none() {
+                // The refresh checks its view's comment later in this transaction: read it now,
+                // with the tables.
+                own.tables_and_comment(db, &c.view.at)?;
+            }
             let snapshot = self.round.as_mut().unwrap_or(&mut own);
             let now = states_in(db, &c.tables, snapshot).map_err(|e| restale(e, name))?;
             if now.iter().zip(&c.identity).all(|(n, (oid, sql))| &n.0 == oid && &n.1 == sql)
                 && views_unchanged(db, &c.q, snapshot)?
             {
-                return Ok((key, c.clone(), now.iter().map(|n| n.2).collect()));
+                let c = c.clone();
+                self.comment = own.comment.take();
+                return Ok((key, c, now.iter().map(|n| n.2).collect()));
             }
         }
         let view = find_view(db, &defaults, name)?;
@@ -421,6 +456,16 @@ impl Cache {
         }
         self.metadata_current = current;
         Ok(())
+    }
+
+    /// Whether a committed call of this instance already made sure the metadata exists.
+    pub fn metadata_ensured(&self) -> bool {
+        self.metadata_ensured
+    }
+
+    /// Records that a call which made sure of the metadata has committed.
+    pub fn ensured_metadata(&mut self) {
+        self.metadata_ensured = true;
     }
 
     /// Whether the database holding the views is attached read-only (fixed for an instance).

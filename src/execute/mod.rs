@@ -382,8 +382,11 @@ fn mark_as_ours(db: &dyn Sql, at: &Qualified) -> Result<String> {
 pub fn create(db: &dyn Sql, cache: &mut Cache, name: &str, query: &str) -> Result<Created> {
     let started = Instant::now();
     let defaults = cache.defaults(db)?;
+    let ensured = cache.metadata_ensured();
     let attempt = |sums: Sums| -> Result<Created> {
-        ensure_metadata(db)?;
+        if !ensured {
+            ensure_metadata(db)?;
+        }
         let at = view_location(&defaults, name)?;
         if at.name.to_ascii_lowercase().starts_with("openivm_") {
             return Err(Error::InvalidArgument(format!("names starting with openivm_ are reserved ('{}')", at.name)));
@@ -414,6 +417,7 @@ pub fn create(db: &dyn Sql, cache: &mut Cache, name: &str, query: &str) -> Resul
         Err(Error::Sql { kind: SqlErrorKind::Conversion, .. }) => in_transaction(db, || attempt(Sums::Wide))?,
         other => other?,
     };
+    cache.ensured_metadata();
     Ok(created)
 }
 
@@ -476,7 +480,9 @@ fn create_in(db: &dyn Sql, at: &Qualified, query: &str, started: Instant, sums: 
         let filling = Instant::now();
         fill(db, &q, &data, &render::full_select(&q))?;
         let apply_ms = filling.elapsed().as_secs_f64() * 1000.0;
-        let data_columns = SqlCatalog::new(db).columns(&data.table_id())?;
+        // The stored columns as created (their types as DuckDB describes them).
+        let data_columns: Vec<ColumnDef> =
+            columns.iter().map(|c| ColumnDef { name: c.name.clone(), ty: c.ty.clone() }).collect();
         let sum_kinds = render::sum_kinds(&q, &data_columns);
         let view_sql = render::visible_view(&q, &data, &outputs, &sum_kinds);
         db.execute(&render::create_view(&at, &view_sql))?;

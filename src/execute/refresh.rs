@@ -1367,6 +1367,8 @@ fn refresh_once(db: &dyn Sql, cache: &mut Cache, name: &str, opts: Options) -> R
         Err(First::Go(go)) => go,
     };
     let first_inputs = go.temp_tables();
+    // The view's comment read with the catalog was of the first transaction.
+    cache.forget_comment();
     let outcome = in_transaction(db, || {
         let p = second_transaction(db, go, started, None)?;
         finish(db, cache, p, started, None)
