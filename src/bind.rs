@@ -4,6 +4,8 @@
 //! expands `*`, checks functions (aggregates must be SUM/COUNT/AVG, scalars deterministic) and
 //! rewrites the select list over the stored columns of the result.
 
+use std::collections::HashMap;
+
 use crate::ast::{
     AggCall, CompareOp, Constant, Correlated, CorrelatedCandidate, CorrelatedKind, Expr, FromItem, OrderItem,
     Presentation, Select, SelectItem, SubqueryJoin, TableName, TypeName, UnionBranch,
@@ -636,16 +638,20 @@ fn type_and_check(
         }
         roots.extend(items.iter().filter(|e| !contains_aggregate(e)).cloned());
     }
+    // Each distinct node once, found again by its printed form (comparing every node with every
+    // other was quadratic: a write's `k IN (<thousands of keys>)` spent most of its time there).
     let mut nodes: Vec<Expr> = Vec::new();
+    let mut index: HashMap<String, usize> = HashMap::new();
     for r in &roots {
         r.visit(&mut |x| {
-            if !nodes.contains(x) {
+            index.entry(format!("{x:?}")).or_insert_with(|| {
                 nodes.push(x.clone());
-            }
+                nodes.len() - 1
+            });
         });
     }
     let types = catalog.expression_types(leaves, &nodes)?;
-    let type_of = |e: &Expr| nodes.iter().position(|n| n == e).and_then(|i| types.get(i)?.as_deref());
+    let type_of = |e: &Expr| index.get(&format!("{e:?}")).and_then(|&i| types.get(i)?.as_deref());
     for r in &roots {
         crate::session::check_time_zone(r, &type_of)?;
     }
