@@ -1318,10 +1318,6 @@ pub fn verify_counts(view: &Qualified, recompute: &Qualified) -> String {
     )
 }
 
-pub fn add_column(t: &Qualified, c: &ColumnDef) -> String {
-    format!("ALTER TABLE {} ADD COLUMN {} {}", t.sql(), ident(&c.name), c.ty)
-}
-
 pub fn delete_all(name: &Qualified) -> String {
     format!("DELETE FROM {}", name.sql())
 }

@@ -457,9 +457,7 @@ fn add_columns(db: &dyn Sql, feed: &mut Feed, columns: &[ColumnDef], table_colum
         return Ok(false);
     }
     feed.columns = table_columns.iter().filter(|c| feed.columns.contains(c) || added.contains(c)).cloned().collect();
-    for c in &added {
-        db.execute(&render::add_column(&feed.log(), c))?;
-    }
+    db.execute_all(&sql::widened_log(&feed.log(), &added))?;
     Ok(true)
 }
 
@@ -661,12 +659,14 @@ pub fn commit(
         || fresh.watermark != feed.watermark
         || fresh.size_seen != feed.size_seen
         || fresh.took_pending;
+    let mut appended = false;
     if changed {
         if let Some(d) = fresh.delta.as_ref().filter(|_| fresh.stats.rows > 0) {
             feed.seq += 1;
             if others > 0 {
                 db.execute(&sql::append_log(&feed.log(), d, &feed.columns, feed.seq))?;
                 feed.log_rows += fresh.stats.rows as i64;
+                appended = true;
             }
         }
         if matches!(feed.kind, SourceKind::Diff) {
@@ -693,7 +693,7 @@ pub fn commit(
         }
         feed.cursor = feed.seq;
         let oldest = feed.others_min.map_or(feed.seq, |m| m.min(feed.seq));
-        let trimmed = feed.log_rows > 0 && oldest > held && trim_to(db, feed, oldest)?;
+        let trimmed = feed.log_rows > 0 && trims_now(feed.log_rows, oldest > held, appended) && trim_to(db, feed, oldest)?;
         if changed || trimmed {
             book.feeds.push(feed.id);
         }
@@ -712,6 +712,20 @@ pub fn commit(
         feed.save(db)?;
     }
     Ok(())
+}
+
+/// Batches every view has applied stay in the log up to this many rows in all, until the next
+/// capture that appends to it deletes them (`trims_now`).
+pub const LOG_KEEP_ROWS: i64 = 100_000;
+
+/// Whether a refresh's commit deletes the log's batches every view has applied: when its move
+/// applied the oldest of them (`advanced`, the view held the oldest cursor) and they are more
+/// than `LOG_KEEP_ROWS` rows, or when it appends a batch to the log (it then writes the log and
+/// the feed's row anyway). So the last view to apply a small batch writes neither the log nor
+/// the feed (a statement per table and one for the feeds, about 3 ms for a 4-table view), and
+/// the log holds at most the last small batch beyond what some view still needs.
+fn trims_now(log_rows: i64, advanced: bool, appended: bool) -> bool {
+    appended || (advanced && log_rows > LOG_KEEP_ROWS)
 }
 
 /// Gives view `schema.view` a cursor of -1 into `feed`: it recomputes at its first refresh,
@@ -810,4 +824,22 @@ pub fn detach_view(db: &dyn Sql, catalog: &str, schema: &str, view: &str) -> Res
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_last_reader_of_a_small_batch_leaves_it_to_the_next_append() {
+        // The view held the oldest cursor and applied a 2,000-row batch: the log keeps it.
+        assert!(!trims_now(2_000, true, false));
+        // A batch above LOG_KEEP_ROWS goes at once.
+        assert!(trims_now(LOG_KEEP_ROWS + 1, true, false));
+        assert!(!trims_now(LOG_KEEP_ROWS, true, false));
+        // Another view still needs the oldest batch: nothing to delete, whatever its size.
+        assert!(!trims_now(LOG_KEEP_ROWS * 10, false, false));
+        // A capture appending to the log deletes what every view has applied.
+        assert!(trims_now(10, false, true));
+    }
 }

@@ -219,6 +219,24 @@ pub fn create_log(log: &Qualified, base: &TableId, cols: &[ColumnDef]) -> String
     )
 }
 
+/// The change log `log` with the columns `added` at its end (NULL in the batches it holds),
+/// made as a copy renamed into its place: an `ALTER TABLE ... ADD COLUMN` fails at commit in a
+/// transaction that deleted rows of the log before (a trim), so the copy serves every caller.
+pub fn widened_log(log: &Qualified, added: &[ColumnDef]) -> Vec<String> {
+    let next = log.sibling(format!("{}_widened", log.name));
+    vec![
+        crate::render::drop_table(&next),
+        format!(
+            "CREATE TABLE {} AS SELECT *{} FROM {}",
+            next.sql(),
+            list(added, "", |c| format!(", CAST(NULL AS {}) AS {}", c.ty, ident(&c.name))),
+            log.sql()
+        ),
+        crate::render::drop_table(log),
+        format!("ALTER TABLE {} RENAME TO {}", next.sql(), ident(&log.name)),
+    ]
+}
+
 /// Appends a captured delta to the change log as batch `seq`.
 pub fn append_log(log: &Qualified, delta: &Qualified, cols: &[ColumnDef], seq: i64) -> String {
     // Columns named: a widened log has its later columns at the end.
