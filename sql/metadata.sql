@@ -72,6 +72,12 @@ CREATE TABLE IF NOT EXISTS openivm.feeds (
 -- first release.
 ALTER TABLE openivm.feeds ADD COLUMN IF NOT EXISTS pending_rows BIGINT DEFAULT 0;
 
+-- Rows and deleted rows (multiplicity < 0) of batch `seq` as the capture that logged it counted
+-- them (-1: not known): a view one batch behind, whose log holds just that batch, knows its delta
+-- without counting the log. Added later.
+ALTER TABLE openivm.feeds ADD COLUMN IF NOT EXISTS batch_rows BIGINT DEFAULT -1;
+ALTER TABLE openivm.feeds ADD COLUMN IF NOT EXISTS batch_deletes BIGINT DEFAULT -1;
+
 -- Per view and feed: the last batch the view has applied.
 CREATE TABLE IF NOT EXISTS openivm.cursors (
     view_schema VARCHAR NOT NULL,

@@ -1318,6 +1318,18 @@ pub fn verify_counts(view: &Qualified, recompute: &Qualified) -> String {
     )
 }
 
+/// Adds each setting's row with its default value where `openivm_settings` has none yet (one
+/// statement for all of them: a create makes sure of them every time).
+pub fn settings_defaults(settings: &[crate::settings::Setting]) -> String {
+    let rows = list(settings, ", ", |s| {
+        format!("({}, {}, {}, {})", literal(s.name), literal(s.default), literal(s.default), literal(s.description))
+    });
+    format!(
+        "INSERT INTO openivm_settings SELECT * FROM (VALUES {rows}) v(name, value, default_value, description) \
+         WHERE NOT EXISTS (SELECT 1 FROM openivm_settings s WHERE s.name = v.name)"
+    )
+}
+
 pub fn delete_all(name: &Qualified) -> String {
     format!("DELETE FROM {}", name.sql())
 }
@@ -1382,6 +1394,14 @@ mod tests {
     use super::*;
     use crate::bind::bind;
     use crate::bind::tests::{star_select, TestCatalog};
+
+    #[test]
+    fn every_setting_default_is_added_by_one_statement_only_where_missing() {
+        let sql = settings_defaults(crate::settings::ALL);
+        assert!(sql.starts_with("INSERT INTO openivm_settings SELECT * FROM (VALUES ('openivm_fk_pruning', 'true', 'true', "), "{sql}");
+        assert!(sql.contains("), ('openivm_refresh_mode', 'auto', 'auto', "), "{sql}");
+        assert!(sql.ends_with("WHERE NOT EXISTS (SELECT 1 FROM openivm_settings s WHERE s.name = v.name)"), "{sql}");
+    }
 
     #[test]
     fn quotes_identifiers_and_literals() {

@@ -4,7 +4,6 @@
 use crate::db::{Cells, Sql};
 use crate::error::{Error, Result};
 
-use crate::sql::settings::ADD_DEFAULT;
 use crate::sql::settings::CREATE;
 use crate::sql::settings::GET;
 use crate::sql::settings::SET;
@@ -44,10 +43,7 @@ pub const ALL: &[Setting] = &[FK_PRUNING, REFRESH_MODE, KEPT_PLANS];
 /// Creates the settings table and a row for every known setting.
 pub fn ensure(db: &dyn Sql) -> Result<()> {
     CREATE.run(db, [])?;
-    for s in ALL {
-        ADD_DEFAULT.run(db, [s.name, s.default, s.default, s.description, s.name])?;
-    }
-    Ok(())
+    db.execute(&crate::render::settings_defaults(ALL))
 }
 
 /// Normalizes a boolean setting's text ('true'/'false', also on/off, 1/0, yes/no).

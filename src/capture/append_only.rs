@@ -134,6 +134,8 @@ mod tests {
             seq: 0,
             log_rows: 0,
             pending_rows,
+            batch_rows: -1,
+            batch_deletes: -1,
             cursor: 0,
             cursor_watermark: None,
             consumers: 1,

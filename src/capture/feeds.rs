@@ -52,6 +52,9 @@ pub struct Feed {
     /// Rows of the pending batch: deltas recorded by writes through openivm since the last
     /// capture (`openivm.pending_<id>`), which the next capture takes in.
     pub pending_rows: i64,
+    /// Rows and deleted rows of batch `seq` as logged (-1: not known), see `logged_deltas`.
+    pub batch_rows: i64,
+    pub batch_deletes: i64,
     /// The reading view's cursor (the feed's `seq` for a view not attached yet).
     pub cursor: i64,
     /// The feed's watermark when the reading view's cursor last moved (None: not recorded, or
@@ -120,6 +123,8 @@ impl Feed {
             seq: n(10)?,
             log_rows: n(11)?,
             pending_rows: n(12)?,
+            batch_rows: n(13)?,
+            batch_deletes: n(14)?,
             cursor: n(10)?,
             cursor_watermark: None,
             consumers: 0,
@@ -139,7 +144,29 @@ impl Feed {
             seq: self.seq,
             log_rows: self.log_rows,
             pending_rows: self.pending_rows,
+            batch_rows: self.batch_rows,
+            batch_deletes: self.batch_deletes,
         }
+    }
+
+    /// Notes the statistics of batch `seq`, just appended to the log.
+    fn logged(&mut self, stats: &DeltaStats) {
+        self.batch_rows = stats.rows as i64;
+        self.batch_deletes = stats.deletes as i64;
+    }
+
+    /// What `logged_deltas` finds for the reading view without counting the log, when its delta
+    /// is exactly batch `seq` and the log holds nothing else (the view is one batch behind, and
+    /// the log's rows are that batch's): the log itself with the statistics its capture counted,
+    /// or for a batch that deletes, Some(None) (netted on the view's columns, as a count would
+    /// decide). None: the log must be counted.
+    fn known_delta(&self) -> Option<Option<ViewDelta>> {
+        let just_the_last = self.cursor >= 0 && self.cursor + 1 == self.seq;
+        if !just_the_last || self.batch_rows <= 0 || self.batch_deletes < 0 || self.log_rows != self.batch_rows {
+            return None;
+        }
+        let stats = DeltaStats { rows: self.batch_rows as u64, deletes: self.batch_deletes as u64 };
+        Some((stats.deletes == 0).then(|| (Some(self.log()), stats)))
     }
 
     /// Whether the reading view's cursor is at the feed's newest batch (a cursor of -1, marked
@@ -358,6 +385,8 @@ pub fn find_or_start(
         seq: 0,
         log_rows: 0,
         pending_rows: 0,
+        batch_rows: -1,
+        batch_deletes: -1,
         cursor: 0,
         cursor_watermark: None,
         consumers: 0,
@@ -545,9 +574,15 @@ pub fn view_delta(
 /// temp catalog is only borrowed, see `owned`).
 pub fn logged_deltas(db: &dyn Sql, parts: &[(&Feed, &Fresh)]) -> Result<Vec<Option<ViewDelta>>> {
     let lags = |f: &Feed, fr: &Fresh| fr.delta.is_none() && !f.at_head();
-    let logs: Vec<(usize, Qualified, i64)> =
-        parts.iter().enumerate().filter(|(_, (f, fr))| lags(f, fr)).map(|(i, (f, _))| (i, f.log(), f.cursor)).collect();
     let mut out: Vec<Option<ViewDelta>> = vec![None; parts.len()];
+    // A view one batch behind a log holding just that batch knows its delta without a count.
+    let mut logs: Vec<(usize, Qualified, i64)> = Vec::new();
+    for (i, (f, _)) in parts.iter().enumerate().filter(|(_, (f, fr))| lags(f, fr)) {
+        match f.known_delta() {
+            Some(known) => out[i] = known,
+            None => logs.push((i, f.log(), f.cursor)),
+        }
+    }
     if logs.is_empty() {
         return Ok(out);
     }
@@ -666,6 +701,7 @@ pub fn commit(
             if others > 0 {
                 db.execute(&sql::append_log(&feed.log(), d, &feed.columns, feed.seq))?;
                 feed.log_rows += fresh.stats.rows as i64;
+                feed.logged(&fresh.stats);
                 appended = true;
             }
         }
@@ -768,6 +804,9 @@ pub fn log_for_laggards(db: &dyn Sql, catalog: &str, id: i64, fresh: &Fresh, seq
     };
     db.execute(&sql::append_log(&feed.log(), delta, &feed.columns, seq))?;
     feed.log_rows += fresh.stats.rows as i64;
+    if seq == feed.seq {
+        feed.logged(&fresh.stats);
+    }
     feed.save(db)
 }
 
@@ -829,6 +868,44 @@ pub fn detach_view(db: &dyn Sql, catalog: &str, schema: &str, view: &str) -> Res
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn feed(seq: i64, cursor: i64, log_rows: i64, batch: (i64, i64)) -> Feed {
+        Feed {
+            id: 3,
+            catalog: "db".into(),
+            table: TableId { catalog: "db".into(), schema: "main".into(), name: "t".into() },
+            columns: vec![],
+            kind: SourceKind::Diff,
+            watermark: None,
+            row_count: 0,
+            size_seen: 0,
+            seq,
+            log_rows,
+            pending_rows: 0,
+            batch_rows: batch.0,
+            batch_deletes: batch.1,
+            cursor,
+            cursor_watermark: None,
+            consumers: 2,
+            others_min: None,
+        }
+    }
+
+    #[test]
+    fn a_view_one_batch_behind_a_log_of_just_that_batch_knows_its_delta() {
+        // Batch 5 of 40 rows, none deleted, is all the log holds; the view is at 4.
+        let (delta, stats) = feed(5, 4, 40, (40, 0)).known_delta().unwrap().unwrap();
+        assert_eq!(delta.unwrap().name, "log_3");
+        assert_eq!((stats.rows, stats.deletes), (40, 0));
+        // The same batch with deletes: known to need netting, nothing to count.
+        assert!(feed(5, 4, 40, (40, 3)).known_delta().unwrap().is_none());
+        // The log holds an earlier batch too, the view is two behind, the batch is not known,
+        // the view recomputes (-1): the log is counted.
+        assert!(feed(5, 4, 55, (40, 0)).known_delta().is_none());
+        assert!(feed(5, 3, 40, (40, 0)).known_delta().is_none());
+        assert!(feed(5, 4, 40, (-1, -1)).known_delta().is_none());
+        assert!(feed(5, -1, 40, (40, 0)).known_delta().is_none());
+    }
 
     #[test]
     fn the_last_reader_of_a_small_batch_leaves_it_to_the_next_append() {

@@ -74,9 +74,6 @@ pub struct Cache {
     read_only: Option<bool>,
     /// The metadata was seen to have the newest layout (its last added column exists).
     metadata_current: bool,
-    /// A create of this instance made sure of the metadata tables and settings and committed:
-    /// later creates skip that (5 statements). Only openivm writes those tables.
-    metadata_ensured: bool,
     /// The comment of the view a refresh compiled, read with the catalog in its transaction
     /// (`compiled`) and taken by the refresh's check of the view (`view_comment`).
     comment: Option<(Qualified, Option<String>)>,
@@ -449,23 +446,17 @@ impl Cache {
         if self.metadata_current {
             return Ok(());
         }
-        let newest = TableId { catalog: catalog.to_string(), schema: "openivm".into(), name: "cursors".into() };
-        let current = SqlCatalog::new(db).columns(&newest)?.iter().any(|c| c.name == "watermark");
+        // The columns added last to each table (by `sql/metadata.sql`'s ADD COLUMN IF NOT EXISTS).
+        let has = |table: &str, column: &str| -> Result<bool> {
+            let t = TableId { catalog: catalog.to_string(), schema: "openivm".into(), name: table.into() };
+            Ok(SqlCatalog::new(db).columns(&t)?.iter().any(|c| c.name == column))
+        };
+        let current = has("cursors", "watermark")? && has("feeds", "batch_deletes")?;
         if !current && !self.read_only(db, catalog)? {
             super::ensure_metadata(db)?;
         }
         self.metadata_current = current;
         Ok(())
-    }
-
-    /// Whether a committed call of this instance already made sure the metadata exists.
-    pub fn metadata_ensured(&self) -> bool {
-        self.metadata_ensured
-    }
-
-    /// Records that a call which made sure of the metadata has committed.
-    pub fn ensured_metadata(&mut self) {
-        self.metadata_ensured = true;
     }
 
     /// Whether the database holding the views is attached read-only (fixed for an instance).

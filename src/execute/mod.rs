@@ -382,11 +382,8 @@ fn mark_as_ours(db: &dyn Sql, at: &Qualified) -> Result<String> {
 pub fn create(db: &dyn Sql, cache: &mut Cache, name: &str, query: &str) -> Result<Created> {
     let started = Instant::now();
     let defaults = cache.defaults(db)?;
-    let ensured = cache.metadata_ensured();
     let attempt = |sums: Sums| -> Result<Created> {
-        if !ensured {
-            ensure_metadata(db)?;
-        }
+        ensure_metadata(db)?;
         let at = view_location(&defaults, name)?;
         if at.name.to_ascii_lowercase().starts_with("openivm_") {
             return Err(Error::InvalidArgument(format!("names starting with openivm_ are reserved ('{}')", at.name)));
@@ -417,7 +414,6 @@ pub fn create(db: &dyn Sql, cache: &mut Cache, name: &str, query: &str) -> Resul
         Err(Error::Sql { kind: SqlErrorKind::Conversion, .. }) => in_transaction(db, || attempt(Sums::Wide))?,
         other => other?,
     };
-    cache.ensured_metadata();
     Ok(created)
 }
 

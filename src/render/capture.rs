@@ -448,6 +448,8 @@ pub struct FeedRow<'a> {
     pub seq: i64,
     pub log_rows: i64,
     pub pending_rows: i64,
+    pub batch_rows: i64,
+    pub batch_deletes: i64,
 }
 
 fn opt_literal(v: Option<&str>) -> String {
@@ -460,7 +462,7 @@ fn opt_literal(v: Option<&str>) -> String {
 pub fn feeds_update(rows: &[FeedRow]) -> String {
     let values = list(rows, ", ", |r| {
         format!(
-            "({}, {}, {}, {}, {}, {}, {}, {}, {})",
+            "({}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {})",
             r.id,
             literal(r.source),
             opt_literal(Some(&r.key_column)),
@@ -469,14 +471,17 @@ pub fn feeds_update(rows: &[FeedRow]) -> String {
             r.size_seen,
             r.seq,
             r.log_rows,
-            r.pending_rows
+            r.pending_rows,
+            r.batch_rows,
+            r.batch_deletes
         )
     });
     format!(
         "UPDATE openivm.feeds SET source = v.source, key_column = v.key_column, watermark = v.watermark, \
          row_count = v.row_count, size_seen = v.size_seen, seq = v.seq, log_rows = v.log_rows, \
-         pending_rows = v.pending_rows \
-         FROM (VALUES {values}) v(feed_id, source, key_column, watermark, row_count, size_seen, seq, log_rows, pending_rows) \
+         pending_rows = v.pending_rows, batch_rows = v.batch_rows, batch_deletes = v.batch_deletes \
+         FROM (VALUES {values}) v(feed_id, source, key_column, watermark, row_count, size_seen, seq, log_rows, pending_rows, \
+         batch_rows, batch_deletes) \
          WHERE openivm.feeds.feed_id = v.feed_id"
     )
 }
@@ -640,9 +645,11 @@ mod tests {
             seq: 4,
             log_rows: 0,
             pending_rows: 0,
+            batch_rows: 7,
+            batch_deletes: 1,
         };
         let sql = feeds_update(&[row]);
-        assert!(sql.contains("FROM (VALUES (3, 'append_only', NULL, 'it''s 9', 10, 12, 4, 0, 0)) v("), "{sql}");
+        assert!(sql.contains("FROM (VALUES (3, 'append_only', NULL, 'it''s 9', 10, 12, 4, 0, 0, 7, 1)) v("), "{sql}");
         assert!(sql.ends_with("WHERE openivm.feeds.feed_id = v.feed_id"), "{sql}");
         let moves = cursors_advance("main", "o'v", &[(1, 5, None), (2, 7, Some("12".into()))]);
         assert!(moves.contains("VALUES (1, 5, CAST(NULL AS VARCHAR)), (2, 7, '12')"), "{moves}");

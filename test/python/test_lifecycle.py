@@ -54,25 +54,30 @@ class ReopenTest(unittest.TestCase):
             con.close()
 
     def test_metadata_of_an_earlier_version_is_upgraded_by_the_next_refresh(self):
-        # A file whose metadata lacks the column this version added to the cursors (as an
-        # earlier version wrote it): the first refresh of the reopened file adds it.
-        with tempfile.TemporaryDirectory() as d:
-            path = os.path.join(d, "db.duckdb")
-            con = connect(path)
-            setup_view(con)
-            setup_view(con, "w", "SELECT COUNT(*) AS n FROM t")
-            con.close()
-            for call in ("CALL refresh('v')", "CALL openivm_refresh_all()"):
-                con = connect(path, load=False)
-                con.execute("ALTER TABLE openivm.cursors DROP COLUMN watermark")
-                con.execute("INSERT INTO t VALUES (1, 1000), (9, 9)")
-                con.close()
+        # A file whose metadata lacks the columns this version added to the cursors or the feeds
+        # (as an earlier version wrote it): the first refresh of the reopened file adds them.
+        added = [("cursors", "watermark"), ("feeds", "batch_rows"), ("feeds", "batch_deletes")]
+        for dropped in ([added[0]], added[1:]):
+            with tempfile.TemporaryDirectory() as d:
+                path = os.path.join(d, "db.duckdb")
                 con = connect(path)
-                con.execute(call)
-                self.assertEqual(mismatches(con, "v", QUERY), 0, call)
-                self.assertEqual(con.execute("SELECT count(*) FROM duckdb_columns() WHERE schema_name = 'openivm' "
-                                             "AND table_name = 'cursors' AND column_name = 'watermark'").fetchone()[0], 1)
+                setup_view(con)
+                setup_view(con, "w", "SELECT COUNT(*) AS n FROM t")
                 con.close()
+                for call in ("CALL refresh('v')", "CALL openivm_refresh_all()"):
+                    con = connect(path, load=False)
+                    for table, column in dropped:
+                        con.execute(f"ALTER TABLE openivm.{table} DROP COLUMN {column}")
+                    con.execute("INSERT INTO t VALUES (1, 1000), (9, 9)")
+                    con.close()
+                    con = connect(path)
+                    con.execute(call)
+                    self.assertEqual(mismatches(con, "v", QUERY), 0, call)
+                    for table, column in added:
+                        self.assertEqual(con.execute(
+                            "SELECT count(*) FROM duckdb_columns() WHERE schema_name = 'openivm' "
+                            f"AND table_name = '{table}' AND column_name = '{column}'").fetchone()[0], 1, (call, column))
+                    con.close()
 
 
 
