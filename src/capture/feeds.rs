@@ -155,18 +155,31 @@ impl Feed {
         self.batch_deletes = stats.deletes as i64;
     }
 
-    /// What `logged_deltas` finds for the reading view without counting the log, when its delta
-    /// is exactly batch `seq` and the log holds nothing else (the view is one batch behind, and
-    /// the log's rows are that batch's): the log itself with the statistics its capture counted,
-    /// or for a batch that deletes, Some(None) (netted on the view's columns, as a count would
-    /// decide). None: the log must be counted.
-    fn known_delta(&self) -> Option<Option<ViewDelta>> {
+    /// The counts `logged_deltas` would read from the log for the reading view, known without
+    /// reading it when the view's delta is exactly batch `seq` and the log holds nothing else (the
+    /// view is one batch behind, and the log's rows are that batch's): the rows and deletes its
+    /// capture counted, and the log's rows. None: the log must be counted.
+    fn known_log_counts(&self) -> Option<(DeltaStats, u64)> {
         let just_the_last = self.cursor >= 0 && self.cursor + 1 == self.seq;
         if !just_the_last || self.batch_rows <= 0 || self.batch_deletes < 0 || self.log_rows != self.batch_rows {
             return None;
         }
-        let stats = DeltaStats { rows: self.batch_rows as u64, deletes: self.batch_deletes as u64 };
-        Some((stats.deletes == 0).then(|| (Some(self.log()), stats)))
+        let after = DeltaStats { rows: self.batch_rows as u64, deletes: self.batch_deletes as u64 };
+        Some((after, self.log_rows as u64))
+    }
+
+    /// The reading view's delta taken from the log, given the log's rows after its cursor
+    /// (`after`) and all of them (`whole`): nothing when no row is after the cursor, the log
+    /// itself when every row is and none deletes; None otherwise (`view_delta` nets the rows
+    /// after the cursor on the view's columns).
+    fn delta_in_log(&self, after: DeltaStats, whole: u64) -> Option<ViewDelta> {
+        if after.rows == 0 {
+            Some((None, after))
+        } else if after.deletes == 0 && after.rows == whole {
+            Some((Some(self.log()), after))
+        } else {
+            None
+        }
     }
 
     /// Whether the reading view's cursor is at the feed's newest batch (a cursor of -1, marked
@@ -208,9 +221,14 @@ fn cursors_and_feeds(db: &dyn Sql, catalog: &str) -> Result<(Vec<Cursor>, Vec<Fe
         }
     }
     for f in &mut feeds {
-        f.consumers = cursors.iter().filter(|c| c.feed == f.id).count() as i64;
+        f.consumers = consumers(&cursors, f.id);
     }
     Ok((cursors, feeds))
+}
+
+/// How many views have a cursor into feed `id`.
+fn consumers(cursors: &[Cursor], id: i64) -> i64 {
+    cursors.iter().filter(|c| c.feed == id).count() as i64
 }
 
 /// A view's cursor into a feed, as stored.
@@ -329,7 +347,7 @@ fn all_feeds(db: &dyn Sql, catalog: &str, cursors: &[Cursor]) -> Result<Vec<Feed
         .iter()
         .map(|r| {
             let mut f = Feed::from_row(catalog, r)?;
-            f.consumers = cursors.iter().filter(|c| c.feed == f.id).count() as i64;
+            f.consumers = consumers(cursors, f.id);
             Ok(f)
         })
         .collect()
@@ -575,11 +593,11 @@ pub fn view_delta(
 pub fn logged_deltas(db: &dyn Sql, parts: &[(&Feed, &Fresh)]) -> Result<Vec<Option<ViewDelta>>> {
     let lags = |f: &Feed, fr: &Fresh| fr.delta.is_none() && !f.at_head();
     let mut out: Vec<Option<ViewDelta>> = vec![None; parts.len()];
-    // A view one batch behind a log holding just that batch knows its delta without a count.
+    // A view one batch behind a log holding just that batch knows the counts without reading.
     let mut logs: Vec<(usize, Qualified, i64)> = Vec::new();
     for (i, (f, _)) in parts.iter().enumerate().filter(|(_, (f, fr))| lags(f, fr)) {
-        match f.known_delta() {
-            Some(known) => out[i] = known,
+        match f.known_log_counts() {
+            Some((after, whole)) => out[i] = f.delta_in_log(after, whole),
             None => logs.push((i, f.log(), f.cursor)),
         }
     }
@@ -596,13 +614,7 @@ pub fn logged_deltas(db: &dyn Sql, parts: &[(&Feed, &Fresh)]) -> Result<Vec<Opti
         let Some((f, _)) = parts.get(i) else {
             return Err(Error::Internal("a log statistics row names no table".into()));
         };
-        out[i] = if after.rows == 0 {
-            Some((None, after))
-        } else if after.deletes == 0 && after.rows == whole {
-            Some((Some(f.log()), after))
-        } else {
-            None
-        };
+        out[i] = f.delta_in_log(after, whole);
     }
     Ok(out)
 }
@@ -894,17 +906,32 @@ mod tests {
     #[test]
     fn a_view_one_batch_behind_a_log_of_just_that_batch_knows_its_delta() {
         // Batch 5 of 40 rows, none deleted, is all the log holds; the view is at 4.
-        let (delta, stats) = feed(5, 4, 40, (40, 0)).known_delta().unwrap().unwrap();
+        let f = feed(5, 4, 40, (40, 0));
+        let (after, whole) = f.known_log_counts().unwrap();
+        assert_eq!((after.rows, after.deletes, whole), (40, 0, 40));
+        let (delta, stats) = f.delta_in_log(after, whole).unwrap();
         assert_eq!(delta.unwrap().name, "log_3");
         assert_eq!((stats.rows, stats.deletes), (40, 0));
-        // The same batch with deletes: known to need netting, nothing to count.
-        assert!(feed(5, 4, 40, (40, 3)).known_delta().unwrap().is_none());
+        // The same batch with deletes: known counts, and a delta to net on the view's columns.
+        let f = feed(5, 4, 40, (40, 3));
+        let (after, whole) = f.known_log_counts().unwrap();
+        assert!(f.delta_in_log(after, whole).is_none());
         // The log holds an earlier batch too, the view is two behind, the batch is not known,
         // the view recomputes (-1): the log is counted.
-        assert!(feed(5, 4, 55, (40, 0)).known_delta().is_none());
-        assert!(feed(5, 3, 40, (40, 0)).known_delta().is_none());
-        assert!(feed(5, 4, 40, (-1, -1)).known_delta().is_none());
-        assert!(feed(5, -1, 40, (40, 0)).known_delta().is_none());
+        assert!(feed(5, 4, 55, (40, 0)).known_log_counts().is_none());
+        assert!(feed(5, 3, 40, (40, 0)).known_log_counts().is_none());
+        assert!(feed(5, 4, 40, (-1, -1)).known_log_counts().is_none());
+        assert!(feed(5, -1, 40, (40, 0)).known_log_counts().is_none());
+    }
+
+    #[test]
+    fn a_log_is_the_delta_only_when_all_of_it_is_after_the_cursor_and_nothing_deletes() {
+        let f = feed(5, 3, 70, (40, 0));
+        let stats = |rows, deletes| DeltaStats { rows, deletes };
+        assert_eq!(f.delta_in_log(stats(0, 0), 70).map(|d| d.0.is_none()), Some(true));
+        assert_eq!(f.delta_in_log(stats(70, 0), 70).and_then(|d| d.0).map(|q| q.name), Some("log_3".to_string()));
+        assert!(f.delta_in_log(stats(40, 0), 70).is_none());
+        assert!(f.delta_in_log(stats(70, 2), 70).is_none());
     }
 
     #[test]

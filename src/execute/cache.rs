@@ -113,13 +113,12 @@ impl ViewRow {
 pub struct CatalogSnapshot {
     tables: Option<Vec<(TableId, State)>>,
     views: Option<Vec<ViewRow>>,
-    /// The comment of one view (None: no such view), read with the tables.
-    comment: Option<(Qualified, Option<String>)>,
 }
 
 impl CatalogSnapshot {
-    /// `tables`, read together with the comment of the view `at` (one statement).
-    fn tables_and_comment(&mut self, db: &dyn Sql, at: &Qualified) -> Result<()> {
+    /// Reads `tables` together with the comment of the view `at` (one statement), and returns
+    /// the comment (None: no such view).
+    fn tables_and_comment(&mut self, db: &dyn Sql, at: &Qualified) -> Result<Option<String>> {
         let (mut tables, mut comment) = (Vec::new(), None);
         for r in TABLE_SIZES_AND_COMMENT.rows(db, [&at.catalog, &at.schema, &at.name])? {
             match r.int(0)? {
@@ -128,8 +127,7 @@ impl CatalogSnapshot {
             }
         }
         self.tables = Some(tables);
-        self.comment = Some((at.clone(), comment));
-        Ok(())
+        Ok(comment)
     }
 
     fn tables(&mut self, db: &dyn Sql) -> Result<&[(TableId, State)]> {
@@ -325,18 +323,19 @@ impl Cache {
         let mut own = CatalogSnapshot::default();
         self.comment = None;
         if let Some(c) = self.views.get(&key) {
-            if self.round.is_none() {
-                // The refresh checks its view's comment later in this transaction: read it now,
-                // with the tables.
-                own.tables_and_comment(db, &c.view.at)?;
-            }
+            // The refresh checks its view's comment later in this transaction: read it now, with
+            // the tables (a round reads every view's with its own snapshot).
+            let comment = match self.round {
+                None => Some((c.view.at.clone(), own.tables_and_comment(db, &c.view.at)?)),
+                Some(_) => None,
+            };
             let snapshot = self.round.as_mut().unwrap_or(&mut own);
             let now = states_in(db, &c.tables, snapshot).map_err(|e| restale(e, name))?;
             if now.iter().zip(&c.identity).all(|(n, (oid, sql))| &n.0 == oid && &n.1 == sql)
                 && views_unchanged(db, &c.q, snapshot)?
             {
                 let c = c.clone();
-                self.comment = own.comment.take();
+                self.comment = comment;
                 return Ok((key, c, now.iter().map(|n| n.2).collect()));
             }
         }
