@@ -246,6 +246,44 @@ pub fn fk_pruning(
     out
 }
 
+/// The relations whose coverage is counted with the key checks (positions in `relations`): a
+/// child with a delta and a parent whose delta deletes. When every key the child's delta
+/// references is in the parent's delta, and the parent is pruned with its deleted rows, the terms
+/// that read the child's delta read the parent as its delta's rows alone (`reads_delta_rows`).
+pub fn coverage_checks(relations: &[ProvenRelation], shapes: &[DeltaShape]) -> Vec<usize> {
+    let has = |leaf: usize, bit: DeltaShape| shapes.get(leaf).is_some_and(|s| s.contains(bit));
+    relations
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| has(r.parent_leaf, DeltaShape::DELETES) && shapes.get(r.child_leaf).is_some_and(|s| !s.is_empty()))
+        .map(|(i, _)| i)
+        .collect()
+}
+
+/// Whether a term (`mask`: the leaves it reads as deltas) may read `leaf` at its state as the
+/// rows of its delta alone. The leaf must be a parent the terms read as P_new + D
+/// (`FkPruning::with_deleted`), joined to a child the term reads as a delta by a relation in
+/// `covered` (positions in `relations`): every key the child's delta references is a key of the
+/// parent's delta. The term then keeps only the parent's rows on keys of its delta, and those
+/// rows of P_new + D are the delta's own: the inserted ones (in P_new) and the deleted ones (D),
+/// since a key is on at most one row of P_old and of P_new and a netted delta never holds a row
+/// both inserted and deleted. A term over a random scatter of deleted keys thus joins no scan of
+/// the parent, whose zonemaps could not skip anything.
+/// Returns the relation that allows it.
+pub fn reads_delta_rows<'a>(
+    relations: &'a [ProvenRelation],
+    covered: &[usize],
+    with_deleted: Mask,
+    mask: Mask,
+    leaf: usize,
+) -> Option<&'a ProvenRelation> {
+    let bit = |l: usize| 1u32.checked_shl(l as u32).unwrap_or(0);
+    if mask & bit(leaf) != 0 || with_deleted & bit(leaf) == 0 {
+        return None;
+    }
+    covered.iter().filter_map(|&i| relations.get(i)).find(|r| r.parent_leaf == leaf && mask & bit(r.child_leaf) != 0)
+}
+
 /// The FK skip mask when only insert-only deltas may be pruned (no key checks: compile-only).
 pub fn fk_skip_bits(relations: &[ProvenRelation], shapes: &[DeltaShape]) -> Mask {
     fk_pruning(relations, shapes, |_| false).skip
@@ -362,6 +400,30 @@ mod tests {
         let pruned = fk_pruning(&two, &[ins, ins, both], |k| k.child.is_none());
         assert_eq!((pruned.skip, pruned.with_deleted), (0b100, 0b100));
         assert_eq!(pruned.reasons(&two, 2), vec![&two[0]]);
+    }
+
+    #[test]
+    fn a_parent_is_read_as_its_delta_rows_where_a_covered_child_delta_joins_it() {
+        // lineitem(0) -> orders(1) -> customer(2); lineitem and orders insert and delete (new
+        // orders with their lines, old orders deleted with theirs), customer unchanged.
+        let rels = [rel(0, 1), rel(1, 2)];
+        let both = DeltaShape::INSERTS | DeltaShape::DELETES;
+        let shapes = [both, both, DeltaShape::empty()];
+        // only orders deletes: only lineitem -> orders is counted
+        assert_eq!(coverage_checks(&rels, &shapes), vec![0]);
+        // a child without a delta is not counted: with customer deleting too, orders -> customer is
+        assert_eq!(coverage_checks(&rels, &[DeltaShape::empty(), both, both]), vec![1]);
+        let with_deleted = 0b010;
+        // the term of lineitem's delta reads orders as its delta rows when lineitem's delta is covered
+        assert_eq!(reads_delta_rows(&rels, &[0], with_deleted, 0b001, 1), Some(&rels[0]));
+        // not when it is not covered, nor in a term that reads orders' own delta, nor for
+        // customer (no relation counted), nor for a parent read at its plain state
+        assert!(reads_delta_rows(&rels, &[], with_deleted, 0b001, 1).is_none());
+        assert!(reads_delta_rows(&rels, &[0], with_deleted, 0b011, 1).is_none());
+        assert!(reads_delta_rows(&rels, &[0], with_deleted, 0b001, 2).is_none());
+        assert!(reads_delta_rows(&rels, &[0], 0, 0b001, 1).is_none());
+        // a term without lineitem's delta (customer's) reads orders whole
+        assert!(reads_delta_rows(&rels, &[0], with_deleted, 0b100, 1).is_none());
     }
 
     #[test]

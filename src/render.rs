@@ -417,6 +417,12 @@ pub fn with_deleted_rows(current: &Source, delta: &Qualified, columns: &[String]
     ))
 }
 
+/// A parent's state in a term that joins it only on keys of its delta, as the delta's rows
+/// alone, each read as one row (see `facts::reads_delta_rows`). `columns` are the delta's.
+pub fn delta_rows_as_state(delta: &Qualified, columns: &[String]) -> Source {
+    Source::Bounded(format!("(SELECT {} FROM {})", list(columns, ", ", |c| ident(c)), delta.sql()))
+}
+
 /// A leaf of a combined evaluation: its current state, its delta if some run term reads it,
 /// and the columns the view reads from the table (the delta's columns).
 #[derive(Clone, Debug)]

@@ -177,6 +177,9 @@ struct Prepared {
     pruning: FkPruning,
     /// Deleting parents a key check kept from pruning, and why (explain's reasons).
     unpruned: Vec<(usize, String)>,
+    /// The relations (positions in `relations`) whose child's delta references only keys of its
+    /// parent's delta (`facts::reads_delta_rows`).
+    covered: Vec<usize>,
     plan: Vec<(Term, TermStatus)>,
     /// The N-term plan, when the refresh takes that rule instead of `plan`.
     nterm: Option<super::nterm::NTerm>,
@@ -426,6 +429,7 @@ fn second_transaction(
             relations: vec![],
             pruning: FkPruning::default(),
             unpruned: vec![],
+            covered: vec![],
             plan: vec![],
             nterm: None,
             mode: Mode::Full,
@@ -538,14 +542,23 @@ fn second_transaction(
     let capture_ms = capture_started.elapsed().as_secs_f64() * 1000.0;
     let leaf_rows: Vec<u64> = c.leaf_table.iter().map(|&k| inputs[k].stats.rows).collect();
     let shapes: Vec<DeltaShape> = c.leaf_table.iter().map(|&k| inputs[k].stats.shape()).collect();
-    let (relations, fk_pruning, unpruned) = if pruning {
+    let (relations, fk_pruning, unpruned, covered) = if pruning {
         let relations = facts::proven_relations(&c.q, &c.fks);
-        let checks = passed_key_checks(db, &c, &inputs, &table_rows, &facts::key_checks(&relations, &shapes))?;
+        let coverage = facts::coverage_checks(&relations, &shapes);
+        let checks = passed_key_checks(
+            db,
+            &c,
+            &inputs,
+            &table_rows,
+            &facts::key_checks(&relations, &shapes),
+            &coverage.iter().map(|&i| &relations[i]).collect::<Vec<_>>(),
+        )?;
         let pruned = facts::fk_pruning(&relations, &shapes, |k| checks.passed.contains(k));
         let unpruned = checks.failed.into_iter().filter(|(leaf, _)| pruned.skip & (1 << leaf) == 0).collect();
-        (relations, pruned, unpruned)
+        let covered = coverage.into_iter().zip(checks.covered).filter_map(|(i, ok)| ok.then_some(i)).collect();
+        (relations, pruned, unpruned, covered)
     } else {
-        (vec![], FkPruning::default(), vec![])
+        (vec![], FkPruning::default(), vec![], vec![])
     };
     let plan = plan::plan_spans(&c.q.spans(), plan::empty_delta_bits(&shapes), fk_pruning.skip);
     // All-DuckLake views may take the N-term rule (old states by time travel).
@@ -608,6 +621,7 @@ fn second_transaction(
         relations,
         pruning: fk_pruning,
         unpruned,
+        covered,
         plan,
         nterm,
         mode,
@@ -628,19 +642,40 @@ pub const REFERENCE_CHECK_MAX_ROWS: i64 = 1_000_000;
 
 /// The key checks (`facts::key_checks`) the deltas pass and fail: no key of a deleting parent's delta is
 /// on two rows, and no row of a declared key's child (up to `REFERENCE_CHECK_MAX_ROWS` rows)
-/// references a deleted one. One statement.
+/// references a deleted one; and for each relation in `coverage` (`facts::coverage_checks`),
+/// whether every key its child's delta references is in its parent's delta. One statement.
 fn passed_key_checks(
     db: &dyn Sql,
     c: &Compiled,
     inputs: &[Input],
     table_rows: &[i64],
     checks: &[facts::KeyCheck],
+    coverage: &[&ProvenRelation],
 ) -> Result<KeyChecks> {
+    let delta_of = |leaf: usize| inputs.get(*c.leaf_table.get(leaf)?)?.delta.as_ref();
     let with_delta: Vec<(&facts::KeyCheck, &Qualified)> =
-        checks.iter().filter_map(|k| Some((k, inputs.get(*c.leaf_table.get(k.leaf)?)?.delta.as_ref()?))).collect();
+        checks.iter().filter_map(|k| Some((k, delta_of(k.leaf)?))).collect();
     if with_delta.is_empty() {
-        return Ok(KeyChecks::default());
+        return Ok(KeyChecks { covered: vec![false; coverage.len()], ..KeyChecks::default() });
     }
+    // A relation counts only with both deltas at hand; the others are not covered.
+    let (counted, coverage_sql): (Vec<usize>, Vec<render::capture::CoverageSql>) = coverage
+        .iter()
+        .enumerate()
+        .filter_map(|(i, r)| {
+            let parent = delta_of(r.parent_leaf)?;
+            delta_of(r.child_leaf)?;
+            Some((
+                i,
+                render::capture::CoverageSql {
+                    child: render::relation_sql(&leaf_source(c, inputs, r.child_leaf, true)),
+                    refs: &r.fk.child_columns,
+                    parent,
+                    keys: &r.fk.parent_columns,
+                },
+            ))
+        })
+        .unzip();
     let parts: Vec<render::capture::KeyCheckSql> = with_delta
         .iter()
         .map(|(k, delta)| render::capture::KeyCheckSql {
@@ -653,9 +688,12 @@ fn passed_key_checks(
                 .map(|(leaf, refs)| (render::relation_sql(&leaf_source(c, inputs, *leaf, false)), refs.as_slice())),
         })
         .collect();
-    let rows = db.query(&render::capture::key_checks(&parts))?;
+    let rows = db.query(&render::capture::key_checks(&parts, &coverage_sql))?;
     let row = rows.first().ok_or_else(|| Error::Internal("a key check returned no row".into()))?;
-    let mut out = KeyChecks::default();
+    let mut out = KeyChecks { covered: vec![false; coverage.len()], ..KeyChecks::default() };
+    for (j, &i) in counted.iter().enumerate() {
+        out.covered[i] = row.int(2 * with_delta.len() + j)? == 0;
+    }
     for (i, (k, _)) in with_delta.iter().enumerate() {
         let alias = |leaf: usize| c.q.leaves[leaf].alias.clone();
         let why = if row.int(2 * i)? > 0 {
@@ -680,6 +718,9 @@ fn passed_key_checks(
 struct KeyChecks {
     passed: Vec<facts::KeyCheck>,
     failed: Vec<(usize, String)>,
+    /// Per relation counted (`coverage`): whether its child's delta references only keys of
+    /// its parent's delta.
+    covered: Vec<bool>,
 }
 
 /// Where leaf `i` of a refresh reads from: its delta, its bounded state, or the table.
@@ -731,9 +772,24 @@ impl Prepared {
         }
     }
 
+    /// Where leaf `i` reads from in `term`: as `term_source`, except that a parent the term
+    /// joins only on keys of its delta is read as its delta's rows (`facts::reads_delta_rows`).
+    fn term_source_in(&self, i: usize, term: Term) -> Source {
+        let k = self.c.leaf_table[i];
+        match &self.inputs[k].delta {
+            Some(d) if self.reads_delta_rows(i, term).is_some() => {
+                render::delta_rows_as_state(d, &render::column_list(&self.c.read_columns[k]))
+            }
+            _ => self.term_source(i, term.mask & (1 << i) != 0),
+        }
+    }
+
+    fn reads_delta_rows(&self, i: usize, term: Term) -> Option<&ProvenRelation> {
+        facts::reads_delta_rows(&self.relations, &self.covered, self.pruning.with_deleted, term.mask, i)
+    }
+
     fn term_sql(&self, term: Term) -> String {
-        let sources: Vec<Source> =
-            (0..self.c.q.leaves.len()).map(|i| self.term_source(i, term.mask & (1 << i) != 0)).collect();
+        let sources: Vec<Source> = (0..self.c.q.leaves.len()).map(|i| self.term_source_in(i, term)).collect();
         render::term_select(&self.c.q, term, &sources)
     }
 
@@ -791,6 +847,16 @@ impl Prepared {
                 }
                 for (_, note) in self.unpruned.iter().filter(|(leaf, _)| term.mask & (1 << leaf) != 0) {
                     why += &format!("; {note}");
+                }
+                if run <= COMBINE_ABOVE {
+                    for r in (0..self.c.q.leaves.len()).filter_map(|i| self.reads_delta_rows(i, term)) {
+                        let alias = |leaf: usize| &self.c.q.leaves[leaf].alias;
+                        why += &format!(
+                            "; {} is read as its delta's rows alone: every key the delta of {} references is in it",
+                            alias(r.parent_leaf),
+                            alias(r.child_leaf)
+                        );
+                    }
                 }
                 why
             }

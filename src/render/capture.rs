@@ -296,12 +296,25 @@ pub struct KeyCheckSql<'a> {
     pub child: Option<(String, &'a [String])>,
 }
 
+/// A child delta whose keys are looked up in its parent's delta (`facts::coverage_checks`): the
+/// child's delta (a FROM item) with its referencing columns, the parent's delta with its key.
+pub struct CoverageSql<'a> {
+    pub child: String,
+    pub refs: &'a [String],
+    pub parent: &'a Qualified,
+    pub keys: &'a [String],
+}
+
 /// For each check, two counts (both 0 when it holds): the keys of the delta on more than one row
 /// or on a row of multiplicity other than +1 or -1, and, for a declared key, whether a row of the
-/// child references a deleted key (0 or 1; always 0 without a child). One row, two columns per
-/// check.
-pub fn key_checks(checks: &[KeyCheckSql]) -> String {
+/// child references a deleted key (0 or 1; always 0 without a child). Then for each coverage
+/// count, whether a row of the child's delta references a key (all of it non-NULL) its parent's
+/// delta lacks (0 or 1). One row: two columns per check, then one per coverage count.
+pub fn key_checks(checks: &[KeyCheckSql], coverage: &[CoverageSql]) -> String {
     let m = ident(MULTIPLICITY);
+    let joined = |refs: &[String], keys: &[String]| {
+        list(refs.iter().zip(keys), " AND ", |(r, c)| format!("openivm_c.{} = openivm_d.{}", ident(r), ident(c)))
+    };
     let one = |k: &KeyCheckSql| {
         let repeated = format!(
             "(SELECT count(*) FROM (SELECT 1 FROM {} GROUP BY {} HAVING count(*) > 1 OR max(abs({m})) <> 1))::BIGINT",
@@ -314,16 +327,23 @@ pub fn key_checks(checks: &[KeyCheckSql]) -> String {
                 "(SELECT count(*) FROM (SELECT 1 FROM {child} AS openivm_c JOIN {} AS openivm_d ON {} \
                  WHERE openivm_d.{m} < 0 LIMIT 1))::BIGINT",
                 k.delta.sql(),
-                list(refs.iter().zip(k.keys), " AND ", |(r, c)| format!(
-                    "openivm_c.{} = openivm_d.{}",
-                    ident(r),
-                    ident(c)
-                ))
+                joined(refs, k.keys)
             ),
         };
         format!("{repeated}, {referencing}")
     };
-    format!("SELECT {}", list(checks, ", ", one))
+    let missing = |v: &CoverageSql| {
+        format!(
+            "(SELECT count(*) FROM (SELECT 1 FROM {} AS openivm_c WHERE {} AND NOT EXISTS \
+             (SELECT 1 FROM {} AS openivm_d WHERE {}) LIMIT 1))::BIGINT",
+            v.child,
+            list(v.refs.iter(), " AND ", |r| format!("openivm_c.{} IS NOT NULL", ident(r))),
+            v.parent.sql(),
+            joined(v.refs, v.keys)
+        )
+    };
+    let cols: Vec<String> = checks.iter().map(one).chain(coverage.iter().map(missing)).collect();
+    format!("SELECT {}", cols.join(", "))
 }
 
 /// Per log (tagged with its index): the rows of its batches after the cursor, those of them with
