@@ -170,12 +170,15 @@ impl Feed {
 
     /// The reading view's delta taken from the log, given the log's rows after its cursor
     /// (`after`) and all of them (`whole`): nothing when no row is after the cursor, the log
-    /// itself when every row is and none deletes; None otherwise (`view_delta` nets the rows
-    /// after the cursor on the view's columns).
+    /// itself when every row is; None otherwise (`view_delta` copies the rows after the cursor).
+    /// A log with deletes is read as it is, not netted: the terms are linear in each delta, so
+    /// an insert and a delete of one row cancel in the result, and whatever needs a net delta
+    /// checks for it (a pruned deleting parent's key check sees a row inserted and deleted as a
+    /// key on two rows, and keeps its terms).
     fn delta_in_log(&self, after: DeltaStats, whole: u64) -> Option<ViewDelta> {
         if after.rows == 0 {
             Some((None, after))
-        } else if after.deletes == 0 && after.rows == whole {
+        } else if after.rows == whole {
             Some((Some(self.log()), after))
         } else {
             None
@@ -912,10 +915,11 @@ mod tests {
         let (delta, stats) = f.delta_in_log(after, whole).unwrap();
         assert_eq!(delta.unwrap().name, "log_3");
         assert_eq!((stats.rows, stats.deletes), (40, 0));
-        // The same batch with deletes: known counts, and a delta to net on the view's columns.
+        // The same batch with deletes: known counts, and the log is the delta too.
         let f = feed(5, 4, 40, (40, 3));
         let (after, whole) = f.known_log_counts().unwrap();
-        assert!(f.delta_in_log(after, whole).is_none());
+        let (delta, stats) = f.delta_in_log(after, whole).unwrap();
+        assert_eq!((delta.unwrap().name, stats.rows, stats.deletes), ("log_3".to_string(), 40, 3));
         // The log holds an earlier batch too, the view is two behind, the batch is not known,
         // the view recomputes (-1): the log is counted.
         assert!(feed(5, 4, 55, (40, 0)).known_log_counts().is_none());
@@ -925,13 +929,13 @@ mod tests {
     }
 
     #[test]
-    fn a_log_is_the_delta_only_when_all_of_it_is_after_the_cursor_and_nothing_deletes() {
+    fn a_log_is_the_delta_when_all_of_it_is_after_the_cursor() {
         let f = feed(5, 3, 70, (40, 0));
         let stats = |rows, deletes| DeltaStats { rows, deletes };
         assert_eq!(f.delta_in_log(stats(0, 0), 70).map(|d| d.0.is_none()), Some(true));
         assert_eq!(f.delta_in_log(stats(70, 0), 70).and_then(|d| d.0).map(|q| q.name), Some("log_3".to_string()));
         assert!(f.delta_in_log(stats(40, 0), 70).is_none());
-        assert!(f.delta_in_log(stats(70, 2), 70).is_none());
+        assert_eq!(f.delta_in_log(stats(70, 2), 70).map(|d| d.1.deletes), Some(2));
     }
 
     #[test]
