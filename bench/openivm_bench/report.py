@@ -8,7 +8,7 @@ from .core import fmt_ms, mib
 
 COLUMNS = ["workload", "dataset", "source", "batch", "fraction", "batch_rows", "view", "variant", "runs",
            "refresh_ms", "recompute_ms", "ratio", "mode", "terms_run", "terms_fk_pruned", "terms_total",
-           "delta_rows", "capture_ms", "apply_ms", "growth_bytes", "copy_bytes", "budget_cut"]
+           "delta_rows", "capture_ms", "apply_ms", "growth_bytes", "copy_bytes", "budget_cut", "first_refresh_ms"]
 
 
 def speed(ratio) -> str:
