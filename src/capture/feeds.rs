@@ -556,10 +556,10 @@ pub fn view_delta(
     name: &Qualified,
 ) -> Result<ViewDelta> {
     let at_head = feed.at_head();
-    // At the feed's head the fresh batch is the delta: as it is when the view reads all of its
-    // columns, and also when it deleted nothing (an insert-only batch needs no netting on the
-    // view's columns; the terms read the columns they need by name).
-    if at_head && (feed.columns == columns || fresh.stats.rows == 0 || fresh.stats.deletes == 0) {
+    // At the feed's head the fresh batch is the delta, as it is: the terms read the columns they
+    // need by name, and rows that differ only in columns the view does not read need no netting
+    // (see `Feed::delta_in_log`).
+    if at_head {
         return Ok((fresh.delta.clone(), fresh.stats.clone()));
     }
     if let Some(found) = logged_deltas(db, &[(feed, fresh)])?.pop().flatten() {
