@@ -47,9 +47,9 @@ pub fn capture(db: &dyn Sql, feed: &Feed, name: &str, size_now: i64) -> Result<F
 /// The batch of a capture that takes in the feed's pending batch: the rows `read` from the
 /// table (if any) and the pending rows, as a delta table named after `name` (None when both are
 /// empty). The rows are used as they are, one per copy, without netting them: a delta is a
-/// signed multiset, so a row recorded +1 and -1 contributes nothing to any term, and a view that
-/// reads fewer columns than the feed, or lags, nets its own delta (`feeds::view_delta`).
-/// Netting here cost a grouping and an expansion of every pending row at every capture.
+/// signed multiset, so a row recorded +1 and -1 contributes nothing to any term; only a view that
+/// lags behind a log shared with others nets its own delta (`feeds::view_delta`). Netting here
+/// cost a grouping and an expansion of every pending row at every capture.
 pub fn with_pending(
     db: &dyn Sql,
     feed: &Feed,
