@@ -170,15 +170,12 @@ impl Feed {
 
     /// The reading view's delta taken from the log, given the log's rows after its cursor
     /// (`after`) and all of them (`whole`): nothing when no row is after the cursor, the log
-    /// itself when every row is; None otherwise (`view_delta` copies the rows after the cursor).
-    /// A log with deletes is read as it is, not netted: the terms are linear in each delta, so
-    /// an insert and a delete of one row cancel in the result, and whatever needs a net delta
-    /// checks for it (a pruned deleting parent's key check sees a row inserted and deleted as a
-    /// key on two rows, and keeps its terms).
-    fn delta_in_log(&self, after: DeltaStats, whole: u64) -> Option<ViewDelta> {
+    /// itself when every row is and none deletes or the view need not net them (`nets`, see
+    /// `view_delta`); None otherwise (`view_delta` copies, and nets, the rows after the cursor).
+    fn delta_in_log(&self, after: DeltaStats, whole: u64, nets: bool) -> Option<ViewDelta> {
         if after.rows == 0 {
             Some((None, after))
-        } else if after.rows == whole {
+        } else if after.rows == whole && (after.deletes == 0 || !nets) {
             Some((Some(self.log()), after))
         } else {
             None
@@ -543,26 +540,27 @@ pub fn rebuild(db: &dyn Sql, feed: &mut Feed, kind: &SourceKind, schema: &str, v
     CURSORS_STALE.run(db, [&feed.id.to_string(), schema, view])
 }
 
-/// The delta a view has not applied: logged batches after its cursor, then the fresh batch, on
-/// the columns the view reads (`columns`). It is exactly the fresh batch when the view is at the
-/// feed's head and reads all of its columns (the common case); otherwise the parts are netted on
+/// A view's delta of one table: the logged batches after its cursor and the fresh batch, on the
+/// view's columns. Rows are used as they are, a signed multiset (the terms are linear in each
+/// delta: an insert and a delete of one row cancel in the result), except where `nets`: the
+/// table is a parent a foreign key of the view may prune, whose delta with deletes is netted on
 /// the view's columns, so that changes which cancel for this view (an insert deleted again, an
-/// update of a column it does not read) leave no delta and keep it insert-only where it is.
+/// update of a column it does not read) leave no delta and keep it prunable. At the feed's head
+/// with all of the feed's columns the fresh batch is the delta whatever `nets` says: netting on
+/// the same columns would only cancel an insert deleted again.
 pub fn view_delta(
     db: &dyn Sql,
     feed: &Feed,
     fresh: &Fresh,
     columns: &[ColumnDef],
+    nets: bool,
     name: &Qualified,
 ) -> Result<ViewDelta> {
     let at_head = feed.at_head();
-    // At the feed's head the fresh batch is the delta, as it is: the terms read the columns they
-    // need by name, and rows that differ only in columns the view does not read need no netting
-    // (see `Feed::delta_in_log`).
-    if at_head {
+    if at_head && (!nets || feed.columns == columns || fresh.stats.rows == 0 || fresh.stats.deletes == 0) {
         return Ok((fresh.delta.clone(), fresh.stats.clone()));
     }
-    if let Some(found) = logged_deltas(db, &[(feed, fresh)])?.pop().flatten() {
+    if let Some(found) = logged_deltas(db, &[(feed, fresh, nets)])?.pop().flatten() {
         return Ok(found);
     }
     let mut parts = Vec::new();
@@ -574,12 +572,12 @@ pub fn view_delta(
     }
     // The union of the parts on the view's columns is the delta already when no part deleted
     // anything (insert-only batches need no netting: equal rows just add up), the common case
-    // of append-only tables; otherwise it is netted, so an insert and a delete of one row cancel.
+    // of append-only tables, or when the view need not net.
     let (raw, _) = DeltaStats::from_row(db.query(&sql::parts_stats(&parts))?.first())?;
     if raw.rows == 0 {
         return Ok((None, raw));
     }
-    if raw.deletes == 0 {
+    if raw.deletes == 0 || !nets {
         db.execute(&render::create_temp_table_as(name, &sql::union_of(&parts)))?;
         return Ok((Some(name.clone()), raw));
     }
@@ -591,16 +589,17 @@ pub fn view_delta(
 /// nothing fresh was captured and the view lags, the logged batches after its cursor, read by one
 /// statistics query over all the logs. None where `view_delta` must build the delta; Some((None,
 /// ..)) where the view has nothing to apply; the log itself where it holds exactly the view's
-/// batches, without deletes (no copy: the log is read, never dropped, as a delta outside the
-/// temp catalog is only borrowed, see `owned`).
-pub fn logged_deltas(db: &dyn Sql, parts: &[(&Feed, &Fresh)]) -> Result<Vec<Option<ViewDelta>>> {
+/// batches, without deletes or for a table whose deletes the view need not net (`nets`, see
+/// `view_delta`) (no copy: the log is read, never dropped, as a delta outside the temp catalog is
+/// only borrowed, see `owned`).
+pub fn logged_deltas(db: &dyn Sql, parts: &[(&Feed, &Fresh, bool)]) -> Result<Vec<Option<ViewDelta>>> {
     let lags = |f: &Feed, fr: &Fresh| fr.delta.is_none() && !f.at_head();
     let mut out: Vec<Option<ViewDelta>> = vec![None; parts.len()];
     // A view one batch behind a log holding just that batch knows the counts without reading.
     let mut logs: Vec<(usize, Qualified, i64)> = Vec::new();
-    for (i, (f, _)) in parts.iter().enumerate().filter(|(_, (f, fr))| lags(f, fr)) {
+    for (i, (f, _, nets)) in parts.iter().enumerate().filter(|(_, (f, fr, _))| lags(f, fr)) {
         match f.known_log_counts() {
-            Some((after, whole)) => out[i] = f.delta_in_log(after, whole),
+            Some((after, whole)) => out[i] = f.delta_in_log(after, whole, *nets),
             None => logs.push((i, f.log(), f.cursor)),
         }
     }
@@ -614,10 +613,10 @@ pub fn logged_deltas(db: &dyn Sql, parts: &[(&Feed, &Fresh)]) -> Result<Vec<Opti
         };
         let after = DeltaStats { rows: n(1)?, deletes: n(2)? };
         let whole = n(3)?;
-        let Some((f, _)) = parts.get(i) else {
+        let Some((f, _, nets)) = parts.get(i) else {
             return Err(Error::Internal("a log statistics row names no table".into()));
         };
-        out[i] = f.delta_in_log(after, whole);
+        out[i] = f.delta_in_log(after, whole, *nets);
     }
     Ok(out)
 }
@@ -912,14 +911,16 @@ mod tests {
         let f = feed(5, 4, 40, (40, 0));
         let (after, whole) = f.known_log_counts().unwrap();
         assert_eq!((after.rows, after.deletes, whole), (40, 0, 40));
-        let (delta, stats) = f.delta_in_log(after, whole).unwrap();
+        let (delta, stats) = f.delta_in_log(after, whole, true).unwrap();
         assert_eq!(delta.unwrap().name, "log_3");
         assert_eq!((stats.rows, stats.deletes), (40, 0));
-        // The same batch with deletes: known counts, and the log is the delta too.
+        // The same batch with deletes: known counts, and the log is the delta too, unless the
+        // view nets this table's deletes (a parent it may prune).
         let f = feed(5, 4, 40, (40, 3));
         let (after, whole) = f.known_log_counts().unwrap();
-        let (delta, stats) = f.delta_in_log(after, whole).unwrap();
+        let (delta, stats) = f.delta_in_log(after.clone(), whole, false).unwrap();
         assert_eq!((delta.unwrap().name, stats.rows, stats.deletes), ("log_3".to_string(), 40, 3));
+        assert!(f.delta_in_log(after, whole, true).is_none());
         // The log holds an earlier batch too, the view is two behind, the batch is not known,
         // the view recomputes (-1): the log is counted.
         assert!(feed(5, 4, 55, (40, 0)).known_log_counts().is_none());
@@ -929,13 +930,14 @@ mod tests {
     }
 
     #[test]
-    fn a_log_is_the_delta_when_all_of_it_is_after_the_cursor() {
+    fn a_log_is_the_delta_when_all_of_it_is_after_the_cursor_and_its_deletes_need_no_netting() {
         let f = feed(5, 3, 70, (40, 0));
         let stats = |rows, deletes| DeltaStats { rows, deletes };
-        assert_eq!(f.delta_in_log(stats(0, 0), 70).map(|d| d.0.is_none()), Some(true));
-        assert_eq!(f.delta_in_log(stats(70, 0), 70).and_then(|d| d.0).map(|q| q.name), Some("log_3".to_string()));
-        assert!(f.delta_in_log(stats(40, 0), 70).is_none());
-        assert_eq!(f.delta_in_log(stats(70, 2), 70).map(|d| d.1.deletes), Some(2));
+        assert_eq!(f.delta_in_log(stats(0, 0), 70, true).map(|d| d.0.is_none()), Some(true));
+        assert_eq!(f.delta_in_log(stats(70, 0), 70, true).and_then(|d| d.0).map(|q| q.name), Some("log_3".to_string()));
+        assert!(f.delta_in_log(stats(40, 0), 70, false).is_none());
+        assert_eq!(f.delta_in_log(stats(70, 2), 70, false).map(|d| d.1.deletes), Some(2));
+        assert!(f.delta_in_log(stats(70, 2), 70, true).is_none());
     }
 
     #[test]

@@ -236,6 +236,20 @@ impl Go {
     }
 }
 
+/// Per table of the view: whether the deletes of its delta are netted on the view's columns
+/// (`feeds::view_delta`): a parent of a relation the join proves, which pruning may skip.
+fn nets_deletes(c: &Compiled, pruning: bool) -> Vec<bool> {
+    let mut out = vec![false; c.tables.len()];
+    if pruning {
+        for r in facts::proven_relations(&c.q, &c.fks) {
+            if let Some(k) = c.leaf_table.get(r.parent_leaf) {
+                out[*k] = true;
+            }
+        }
+    }
+    out
+}
+
 /// What the first transaction found.
 enum First {
     NothingToDo { c: Compiled },
@@ -314,12 +328,15 @@ fn first_transaction(db: &dyn Sql, cache: &mut Cache, name: &str, opts: &Options
     }
     captured.sort_by_key(|(k, _, _)| *k);
     // The deltas: those that are whole logs found by one statistics query for all of them.
-    let logged: Vec<(&Feed, &Fresh)> = captured.iter().map(|(_, f, fr)| (f, fr)).collect();
+    let nets = nets_deletes(&c, pruning);
+    let logged: Vec<(&Feed, &Fresh, bool)> = captured.iter().map(|(k, f, fr)| (f, fr, nets[*k])).collect();
     let found = feeds::logged_deltas(db, &logged)?;
     for ((k, feed, fresh), found) in captured.into_iter().zip(found) {
         let (delta, stats) = match found {
             Some(d) => d,
-            None => feeds::view_delta(db, &feed, &fresh, &c.read_columns[k], &capture::temp_name("delta", k))?,
+            None => {
+                feeds::view_delta(db, &feed, &fresh, &c.read_columns[k], nets[k], &capture::temp_name("delta", k))?
+            }
         };
         let bounded = capture::bounded_state(&feed, &fresh);
         inputs[k] = Some(Input {
@@ -443,6 +460,7 @@ fn second_transaction(
     }
     let mut inputs = Vec::new();
     let mut rebuilt: Vec<String> = Vec::new();
+    let nets = nets_deletes(&c, pruning);
     for k in 0..c.tables.len() {
         if let Some(i) = captured[k].take() {
             inputs.push(i);
@@ -486,7 +504,7 @@ fn second_transaction(
                 // The feed's log ends before the round's batch: read it as of the batch before.
                 let mut as_of = feed.clone();
                 as_of.seq = seq - 1;
-                let (delta, stats) = feeds::view_delta(db, &as_of, batch, columns, &name)?;
+                let (delta, stats) = feeds::view_delta(db, &as_of, batch, columns, nets[k], &name)?;
                 let shared_delta = delta.is_some() && delta == batch.delta;
                 let fresh = capture::unchanged(&feed);
                 let bounded = capture::lake_state(&feed, &fresh);
@@ -533,7 +551,7 @@ fn second_transaction(
         let (delta, stats) = if full_first.is_some() {
             (None, DeltaStats::default())
         } else {
-            feeds::view_delta(db, &feed, &fresh, columns, &name)?
+            feeds::view_delta(db, &feed, &fresh, columns, nets[k], &name)?
         };
         let round_owned = first_in_round == Some(true) && fresh.delta.is_some();
         let bounded = capture::lake_state(&feed, &fresh);
