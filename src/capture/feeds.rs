@@ -542,22 +542,23 @@ pub fn rebuild(db: &dyn Sql, feed: &mut Feed, kind: &SourceKind, schema: &str, v
 
 /// A view's delta of one table: the logged batches after its cursor and the fresh batch, on the
 /// view's columns. Rows are used as they are, a signed multiset (the terms are linear in each
-/// delta: an insert and a delete of one row cancel in the result), except where `nets`: the
-/// table is a parent a foreign key of the view may prune, whose delta with deletes is netted on
-/// the view's columns, so that changes which cancel for this view (an insert deleted again, an
-/// update of a column it does not read) leave no delta and keep it prunable. At the feed's head
-/// with all of the feed's columns the fresh batch is the delta whatever `nets` says: netting on
-/// the same columns would only cancel an insert deleted again.
+/// delta: an insert and a delete of one row cancel in the result), except for a `parent`, a
+/// table a foreign key of the view may prune, of whose columns the view reads fewer than the
+/// feed tracks (`nets_deletes`): its delta with deletes is netted on the view's columns, so that
+/// an update of a column the view does not read leaves no delta and keeps it prunable. (On all of
+/// the feed's columns netting would only cancel an insert deleted again, which the key check of
+/// a pruned parent sees as a key on two rows: its terms run, and the rows cancel.)
 pub fn view_delta(
     db: &dyn Sql,
     feed: &Feed,
     fresh: &Fresh,
     columns: &[ColumnDef],
-    nets: bool,
+    parent: bool,
     name: &Qualified,
 ) -> Result<ViewDelta> {
+    let nets = nets_deletes(feed, columns, parent);
     let at_head = feed.at_head();
-    if at_head && (!nets || feed.columns == columns || fresh.stats.rows == 0 || fresh.stats.deletes == 0) {
+    if at_head && (!nets || fresh.stats.rows == 0 || fresh.stats.deletes == 0) {
         return Ok((fresh.delta.clone(), fresh.stats.clone()));
     }
     if let Some(found) = logged_deltas(db, &[(feed, fresh, nets)])?.pop().flatten() {
@@ -583,6 +584,11 @@ pub fn view_delta(
     }
     let stats = super::netted_delta(db, name, &parts, columns)?;
     Ok(((stats.rows > 0).then(|| name.clone()), stats))
+}
+
+/// Whether a view nets the deletes of its delta of `feed`'s table (see `view_delta`).
+pub fn nets_deletes(feed: &Feed, columns: &[ColumnDef], parent: bool) -> bool {
+    parent && feed.columns != columns
 }
 
 /// The deltas that need no table of their own, for several tables of one view at once: where

@@ -236,9 +236,9 @@ impl Go {
     }
 }
 
-/// Per table of the view: whether the deletes of its delta are netted on the view's columns
-/// (`feeds::view_delta`): a parent of a relation the join proves, which pruning may skip.
-fn nets_deletes(c: &Compiled, pruning: bool) -> Vec<bool> {
+/// Per table of the view: whether it is the parent of a relation the join proves, which pruning
+/// may skip (its delta's deletes may need netting, `feeds::view_delta`).
+fn prunable_parents(c: &Compiled, pruning: bool) -> Vec<bool> {
     let mut out = vec![false; c.tables.len()];
     if pruning {
         for r in facts::proven_relations(&c.q, &c.fks) {
@@ -328,14 +328,17 @@ fn first_transaction(db: &dyn Sql, cache: &mut Cache, name: &str, opts: &Options
     }
     captured.sort_by_key(|(k, _, _)| *k);
     // The deltas: those that are whole logs found by one statistics query for all of them.
-    let nets = nets_deletes(&c, pruning);
-    let logged: Vec<(&Feed, &Fresh, bool)> = captured.iter().map(|(k, f, fr)| (f, fr, nets[*k])).collect();
+    let parents = prunable_parents(&c, pruning);
+    let logged: Vec<(&Feed, &Fresh, bool)> = captured
+        .iter()
+        .map(|(k, f, fr)| (f, fr, feeds::nets_deletes(f, &c.read_columns[*k], parents[*k])))
+        .collect();
     let found = feeds::logged_deltas(db, &logged)?;
     for ((k, feed, fresh), found) in captured.into_iter().zip(found) {
         let (delta, stats) = match found {
             Some(d) => d,
             None => {
-                feeds::view_delta(db, &feed, &fresh, &c.read_columns[k], nets[k], &capture::temp_name("delta", k))?
+                feeds::view_delta(db, &feed, &fresh, &c.read_columns[k], parents[k], &capture::temp_name("delta", k))?
             }
         };
         let bounded = capture::bounded_state(&feed, &fresh);
@@ -460,7 +463,7 @@ fn second_transaction(
     }
     let mut inputs = Vec::new();
     let mut rebuilt: Vec<String> = Vec::new();
-    let nets = nets_deletes(&c, pruning);
+    let parents = prunable_parents(&c, pruning);
     for k in 0..c.tables.len() {
         if let Some(i) = captured[k].take() {
             inputs.push(i);
@@ -504,7 +507,7 @@ fn second_transaction(
                 // The feed's log ends before the round's batch: read it as of the batch before.
                 let mut as_of = feed.clone();
                 as_of.seq = seq - 1;
-                let (delta, stats) = feeds::view_delta(db, &as_of, batch, columns, nets[k], &name)?;
+                let (delta, stats) = feeds::view_delta(db, &as_of, batch, columns, parents[k], &name)?;
                 let shared_delta = delta.is_some() && delta == batch.delta;
                 let fresh = capture::unchanged(&feed);
                 let bounded = capture::lake_state(&feed, &fresh);
@@ -551,7 +554,7 @@ fn second_transaction(
         let (delta, stats) = if full_first.is_some() {
             (None, DeltaStats::default())
         } else {
-            feeds::view_delta(db, &feed, &fresh, columns, nets[k], &name)?
+            feeds::view_delta(db, &feed, &fresh, columns, parents[k], &name)?
         };
         let round_owned = first_in_round == Some(true) && fresh.delta.is_some();
         let bounded = capture::lake_state(&feed, &fresh);
