@@ -266,10 +266,10 @@ pub fn coverage_checks(relations: &[ProvenRelation], shapes: &[DeltaShape]) -> V
 /// `covered` (positions in `relations`): every key the child's delta references is a key of the
 /// parent's delta. The term then keeps only the parent's rows on keys of its delta, and those
 /// rows of P_new + D are the delta's own: the inserted ones (in P_new) and the deleted ones (D),
-/// since a key is on at most one row of P_old and of P_new and a netted delta never holds a row
-/// both inserted and deleted. A term over a random scatter of deleted keys thus joins no scan of
-/// the parent, whose zonemaps could not skip anything.
-/// Returns the relation that allows it.
+/// since a key is on at most one row of P_old and of P_new and the delta of a parent pruned with
+/// its deletes has no key on two rows (its key check), so no row both inserted and deleted. A
+/// term over a random scatter of deleted keys thus joins no scan of the parent, whose zonemaps
+/// could not skip anything. Returns the relation that allows it.
 pub fn reads_delta_rows<'a>(
     relations: &'a [ProvenRelation],
     covered: &[usize],
