@@ -255,7 +255,9 @@ pub fn coverage_checks(relations: &[ProvenRelation], shapes: &[DeltaShape]) -> V
     relations
         .iter()
         .enumerate()
-        .filter(|(_, r)| has(r.parent_leaf, DeltaShape::DELETES) && shapes.get(r.child_leaf).is_some_and(|s| !s.is_empty()))
+        .filter(|(_, r)| {
+            has(r.parent_leaf, DeltaShape::DELETES) && shapes.get(r.child_leaf).is_some_and(|s| !s.is_empty())
+        })
         .map(|(i, _)| i)
         .collect()
 }

@@ -1404,7 +1404,12 @@ mod tests {
     #[test]
     fn every_setting_default_is_added_by_one_statement_only_where_missing() {
         let sql = settings_defaults(crate::settings::ALL);
-        assert!(sql.starts_with("INSERT INTO openivm_settings SELECT * FROM (VALUES ('openivm_fk_pruning', 'true', 'true', "), "{sql}");
+        assert!(
+            sql.starts_with(
+                "INSERT INTO openivm_settings SELECT * FROM (VALUES ('openivm_fk_pruning', 'true', 'true', "
+            ),
+            "{sql}"
+        );
         assert!(sql.contains("), ('openivm_refresh_mode', 'auto', 'auto', "), "{sql}");
         assert!(sql.ends_with("WHERE NOT EXISTS (SELECT 1 FROM openivm_settings s WHERE s.name = v.name)"), "{sql}");
     }

@@ -749,7 +749,8 @@ pub fn commit(
         }
         feed.cursor = feed.seq;
         let oldest = feed.others_min.map_or(feed.seq, |m| m.min(feed.seq));
-        let trimmed = feed.log_rows > 0 && trims_now(feed.log_rows, oldest > held, appended) && trim_to(db, feed, oldest)?;
+        let trimmed =
+            feed.log_rows > 0 && trims_now(feed.log_rows, oldest > held, appended) && trim_to(db, feed, oldest)?;
         if changed || trimmed {
             book.feeds.push(feed.id);
         }
