@@ -50,16 +50,18 @@ pub fn capture(db: &dyn Sql, feed: &Feed, pos: &Position, name: &str, size_now: 
     let fresh = read(db, feed, pos, name)?;
     // The batch's size and last position, and the table's row count, in one statement.
     let row = db.query(&sql::fresh_stats(&[(&fresh, &feed.table)]))?;
-    finish(db, feed, pos, name, fresh, row.first(), size_now)
+    finish(db, feed, pos, fresh, row.first(), size_now)
 }
 
-/// The first half of a capture: the rows past the watermark, into a temp table. Several
-/// captures read their statistics in one statement (`sql::fresh_stats`) before `finish`.
+/// The first half of a capture: the rows past the watermark and the feed's pending batch, into
+/// one temp table. Several captures read their statistics in one statement (`sql::fresh_stats`)
+/// before `finish`.
 pub fn read(db: &dyn Sql, feed: &Feed, pos: &Position, name: &str) -> Result<Qualified> {
     let fresh = temp_name(name, 0);
+    let pending = (feed.pending_rows > 0).then(|| feed.pending());
     db.execute(&render::create_temp_table_as(
         &fresh,
-        &sql::rows_after(&feed.table, &feed.columns, pos, feed.watermark.as_deref()),
+        &sql::rows_after(&feed.table, &feed.columns, pos, feed.watermark.as_deref(), pending.as_ref()),
     ))?;
     Ok(fresh)
 }
@@ -70,17 +72,19 @@ pub fn finish(
     db: &dyn Sql,
     feed: &Feed,
     pos: &Position,
-    name: &str,
     fresh: Qualified,
     row: Option<&Row>,
     size_now: i64,
 ) -> Result<Fresh> {
-    let (stats, max_position) = DeltaStats::from_row(row)?;
+    // The appended rows (with a position) and the batch's deletes, then all its rows.
+    let (appended, max_position) = DeltaStats::from_row(row)?;
     let count = row.map(|r| r.int(3)).transpose()?.unwrap_or(0);
+    let all = row.map(|r| r.int(5)).transpose()?.unwrap_or(0);
+    let stats = DeltaStats { rows: u64::try_from(all).unwrap_or(0), deletes: appended.deletes };
     if stats.rows == 0 {
         db.execute(&render::drop_table(&fresh))?;
     }
-    let expected = feed.row_count + stats.rows as i64;
+    let expected = feed.row_count + appended.rows as i64;
     if count != expected {
         let _ = db.execute(&render::drop_table(&fresh));
         return Err(Error::BrokenPromise(format!(
@@ -91,21 +95,12 @@ pub fn finish(
             qualified(&feed.table),
             expected,
             feed.row_count,
-            stats.rows,
+            appended.rows,
             if matches!(pos, Position::Key(_)) { ", or inserted with a key below the largest one seen" } else { "" },
             qualified(&feed.table),
         )));
     }
-    let (delta, stats) = if feed.pending_rows > 0 {
-        let read = (stats.rows > 0).then_some(fresh.clone());
-        let netted = super::recorded::with_pending(db, feed, read.as_ref(), name)?;
-        if let Some(r) = read {
-            db.execute(&render::drop_table(&r))?;
-        }
-        netted
-    } else {
-        ((stats.rows > 0).then_some(fresh), stats)
-    };
+    let delta = (stats.rows > 0).then_some(fresh);
     let size_seen = size_accounted(feed, size_now, count);
     let watermark = match (pos, max_position) {
         (_, None) => feed.watermark.clone(),

@@ -151,7 +151,7 @@ pub fn capture_all(db: &dyn Sql, feeds: &[(&feeds::Feed, String, i64)]) -> Resul
         let fresh = match &feed.kind {
             SourceKind::AppendOnly(pos) => {
                 let fresh = read.next().ok_or_else(|| Error::Internal("a capture without its batch".into()))?;
-                append_only::finish(db, feed, pos, name, fresh, stats.next(), *size)?
+                append_only::finish(db, feed, pos, fresh, stats.next(), *size)?
             }
             SourceKind::DuckLake(_) => match capture(db, feed, name, *size) {
                 Err(e @ Error::BrokenPromise(_)) => {

@@ -32,7 +32,7 @@ pub fn capture(db: &dyn Sql, feed: &Feed, name: &str, size_now: i64) -> Result<F
         )));
     }
     let (delta, stats) =
-        if feed.pending_rows > 0 { with_pending(db, feed, None, name)? } else { (None, DeltaStats::default()) };
+        if feed.pending_rows > 0 { pending_batch(db, feed, name)? } else { (None, DeltaStats::default()) };
     Ok(Fresh {
         delta,
         stats,
@@ -44,24 +44,14 @@ pub fn capture(db: &dyn Sql, feed: &Feed, name: &str, size_now: i64) -> Result<F
     })
 }
 
-/// The batch of a capture that takes in the feed's pending batch: the rows `read` from the
-/// table (if any) and the pending rows, as a delta table named after `name` (None when both are
-/// empty). The rows are used as they are, one per copy, without netting them: a delta is a
-/// signed multiset, so a row recorded +1 and -1 contributes nothing to any term; only a view that
-/// lags behind a log shared with others nets its own delta (`feeds::view_delta`). Netting here
-/// cost a grouping and an expansion of every pending row at every capture.
-pub fn with_pending(
-    db: &dyn Sql,
-    feed: &Feed,
-    read: Option<&Qualified>,
-    name: &str,
-) -> Result<(Option<Qualified>, DeltaStats)> {
-    let mut parts = vec![sql::pending_part(&feed.pending(), &feed.columns)];
-    if let Some(r) = read {
-        parts.push(sql::delta_of(r, &feed.columns));
-    }
+/// The batch of a recorded feed's capture: its pending batch, copied as it is into a delta table
+/// named after `name` (None when it is empty). The rows are used as they are, one per copy,
+/// without netting them: a delta is a signed multiset, so a row recorded +1 and -1 contributes
+/// nothing to any term (`feeds::view_delta` says when a view nets its own). An append-only feed
+/// copies its pending batch with the rows past its watermark (`append_only::read`).
+fn pending_batch(db: &dyn Sql, feed: &Feed, name: &str) -> Result<(Option<Qualified>, DeltaStats)> {
     let delta = temp_name(&format!("{name}_pending"), 0);
-    db.execute(&render::create_temp_table_as(&delta, &sql::union_of(&parts)))?;
+    db.execute(&render::create_temp_table_as(&delta, &sql::pending_part(&feed.pending(), &feed.columns)))?;
     let (stats, _) = DeltaStats::from_row(db.query(&sql::delta_stats(&delta))?.first())?;
     if stats.rows == 0 {
         db.execute(&render::drop_table(&delta))?;

@@ -164,9 +164,17 @@ impl Position {
     }
 }
 
-/// The rows of an append-only table past its watermark, each an insert (+1), with its position.
-pub fn rows_after(base: &TableId, cols: &[ColumnDef], pos: &Position, watermark: Option<&str>) -> String {
-    format!(
+/// The rows of an append-only table past its watermark, each an insert (+1), with its position;
+/// and with `pending`, the rows of the feed's pending batch (recorded writes) after them, as they
+/// are, with no position: the capture's whole batch in one table.
+pub fn rows_after(
+    base: &TableId,
+    cols: &[ColumnDef],
+    pos: &Position,
+    watermark: Option<&str>,
+    pending: Option<&Qualified>,
+) -> String {
+    let appended = format!(
         "SELECT {}CAST(1 AS INTEGER) AS {}, {} AS {} FROM {} WHERE {}",
         plain_columns(cols),
         ident(MULTIPLICITY),
@@ -174,19 +182,30 @@ pub fn rows_after(base: &TableId, cols: &[ColumnDef], pos: &Position, watermark:
         POSITION,
         table(base),
         pos.after(watermark)
-    )
+    );
+    match pending {
+        None => appended,
+        Some(p) => format!(
+            "{appended} UNION ALL SELECT {}{m}, NULL FROM {} WHERE {m} <> 0",
+            plain_columns(cols),
+            p.sql(),
+            m = ident(MULTIPLICITY)
+        ),
+    }
 }
 
-/// Rows, deletes (always 0) and the largest position of a fresh append-only capture.
-/// Per fresh batch of append-only tables (in order): its rows, 0 deleted, its last position and
-/// the row count of its table, one row each, in one statement (a statement costs about 0.6 ms,
-/// and a star captures four tables).
+/// Per fresh batch of append-only tables (in order), one row each, in one statement (a statement
+/// costs about 0.6 ms, and a star captures four tables): the rows appended past the watermark
+/// (those with a position), the batch's deleted rows, the last position, the row count of its
+/// table, the part's number, and all the batch's rows (the pending batch's included).
 pub fn fresh_stats(parts: &[(&Qualified, &TableId)]) -> String {
     let one = |i: usize, fresh: &Qualified, base: &TableId| {
         format!(
-            "SELECT count(*)::BIGINT, 0::BIGINT, max({POSITION})::VARCHAR, ({})::BIGINT, {i} AS openivm_part FROM {}",
+            "SELECT count({POSITION})::BIGINT, count(*) FILTER (WHERE {m} < 0)::BIGINT, max({POSITION})::VARCHAR, \
+             ({})::BIGINT, {i} AS openivm_part, count(*)::BIGINT FROM {}",
             count_all(base),
-            fresh.sql()
+            fresh.sql(),
+            m = ident(MULTIPLICITY)
         )
     };
     let all: Vec<String> = parts.iter().enumerate().map(|(i, (f, b))| one(i, f, b)).collect();
