@@ -673,6 +673,27 @@ mod tests {
     }
 
     #[test]
+    fn a_capture_takes_its_pending_batch_with_the_appended_rows_and_counts_them_apart() {
+        let base = TableId { catalog: "db".into(), schema: "main".into(), name: "t".into() };
+        let p = Qualified { catalog: "db".into(), schema: "openivm".into(), name: "pending_1".into() };
+        let c = vec![ColumnDef { name: "k".into(), ty: "INTEGER".into() }];
+        let key = Position::Key(ColumnDef { name: "k".into(), ty: "INTEGER".into() });
+        // Appended rows carry their position; the pending rows (their recorded multiplicity, the
+        // zero ones left out) none, so `fresh_stats` counts the appended ones by it.
+        assert_eq!(
+            rows_after(&base, &c, &key, Some("7"), Some(&p)),
+            "SELECT \"k\", CAST(1 AS INTEGER) AS \"openivm_multiplicity\", \"k\" AS openivm_position \
+             FROM \"db\".\"main\".\"t\" WHERE \"k\" > CAST('7' AS INTEGER) UNION ALL SELECT \"k\", \
+             \"openivm_multiplicity\", NULL FROM \"db\".\"openivm\".\"pending_1\" WHERE \"openivm_multiplicity\" <> 0"
+        );
+        let fresh = Qualified::temp("openivm_fresh_0_0".into());
+        assert!(fresh_stats(&[(&fresh, &base)]).starts_with(
+            "SELECT count(openivm_position)::BIGINT, count(*) FILTER (WHERE \"openivm_multiplicity\" < 0)::BIGINT, \
+             max(openivm_position)::VARCHAR"
+        ));
+    }
+
+    #[test]
     fn a_refresh_writes_its_feed_rows_and_cursor_moves_as_literals() {
         let row = FeedRow {
             id: 3,
