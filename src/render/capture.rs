@@ -185,12 +185,7 @@ pub fn rows_after(
     );
     match pending {
         None => appended,
-        Some(p) => format!(
-            "{appended} UNION ALL SELECT {}{m}, NULL FROM {} WHERE {m} <> 0",
-            plain_columns(cols),
-            p.sql(),
-            m = ident(MULTIPLICITY)
-        ),
+        Some(p) => format!("{appended} UNION ALL SELECT *, NULL FROM ({}) AS openivm_pending", pending_part(p, cols)),
     }
 }
 
@@ -683,8 +678,9 @@ mod tests {
         assert_eq!(
             rows_after(&base, &c, &key, Some("7"), Some(&p)),
             "SELECT \"k\", CAST(1 AS INTEGER) AS \"openivm_multiplicity\", \"k\" AS openivm_position \
-             FROM \"db\".\"main\".\"t\" WHERE \"k\" > CAST('7' AS INTEGER) UNION ALL SELECT \"k\", \
-             \"openivm_multiplicity\", NULL FROM \"db\".\"openivm\".\"pending_1\" WHERE \"openivm_multiplicity\" <> 0"
+             FROM \"db\".\"main\".\"t\" WHERE \"k\" > CAST('7' AS INTEGER) UNION ALL SELECT *, NULL FROM \
+             (SELECT \"k\", \"openivm_multiplicity\" FROM \"db\".\"openivm\".\"pending_1\" \
+             WHERE \"openivm_multiplicity\" <> 0) AS openivm_pending"
         );
         let fresh = Qualified::temp("openivm_fresh_0_0".into());
         assert!(fresh_stats(&[(&fresh, &base)]).starts_with(
