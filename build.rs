@@ -44,10 +44,11 @@ fn queries(dir: &Path, out: &mut String, depth: usize) -> Result<(), String> {
             let abs = fs::canonicalize(&path).map_err(|e| format!("{}: {e}", path.display()))?;
             let _ = writeln!(
                 out,
-                "{pad}/// `sql/{rel}`\n{pad}pub const {c}: Query<{n}> = Query::new(include_str!({abs:?}));",
+                "{pad}/// `sql/{rel}`\n{pad}pub const {c}: Query<{n}> = Query::new(include_str!({abs:?}), {single});",
                 rel = path.strip_prefix("sql").unwrap_or(&path).display(),
                 c = ident(stem, true),
                 n = placeholders::count(&text),
+                single = placeholders::single_statement(&text),
             );
         }
     }

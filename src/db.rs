@@ -49,21 +49,36 @@ pub trait Sql {
         self.query_with(sql, params).map(|_| ())
     }
 
+    /// `query_with` for one of the fixed statements of `sql/` (`crate::sql::Query`): a
+    /// connection may keep it prepared, since the same text runs again and again (parsing and
+    /// planning are most of what a small metadata statement costs).
+    fn query_fixed(&self, sql: &str, params: &[&str]) -> Result<Vec<Row>> {
+        self.query_with(sql, params)
+    }
+
     /// The single value of a one-row, one-column query.
     fn scalar(&self, sql: &str, params: &[&str]) -> Result<Option<String>> {
-        let rows = self.query_with(sql, params)?;
-        match rows.into_iter().next() {
-            Some(row) => Ok(row.into_iter().next().flatten()),
-            None => Err(Error::Internal(format!("expected one row from: {}", first_line(sql)))),
-        }
+        first_value(self.query_with(sql, params)?, sql)
     }
 
     /// The single integer of a one-row, one-column query; NULL or a non-integer is an error.
     fn scalar_int(&self, sql: &str, params: &[&str]) -> Result<i64> {
         let rows = self.query_with(sql, params)?;
-        let row = rows.first().ok_or_else(|| Error::Internal(format!("expected one row from: {}", first_line(sql))))?;
-        row.int(0)
+        rows.first().ok_or_else(|| no_row(sql))?.int(0)
     }
+}
+
+/// The first value of the first row of `sql`'s result (an error when it has no row).
+pub fn first_value(rows: Vec<Row>, sql: &str) -> Result<Option<String>> {
+    match rows.into_iter().next() {
+        Some(row) => Ok(row.into_iter().next().flatten()),
+        None => Err(no_row(sql)),
+    }
+}
+
+/// The error of a query that was to give one row and gave none.
+pub fn no_row(sql: &str) -> Error {
+    Error::Internal(format!("expected one row from: {}", first_line(sql)))
 }
 
 /// Every row of `rows` read into `T`.

@@ -10,38 +10,45 @@
 //! # Ok(()) }
 //! ```
 
-use crate::db::{Row, Sql};
+use crate::db::{first_value, no_row, Cells, Row, Sql};
 use crate::error::Result;
 
 /// A fixed query with `N` `?` parameters.
 #[derive(Clone, Copy, Debug)]
 pub struct Query<const N: usize> {
     pub text: &'static str,
+    /// The text is one statement, which a connection may keep prepared (`Sql::query_fixed`).
+    single: bool,
 }
 
 impl<const N: usize> Query<N> {
-    pub const fn new(text: &'static str) -> Self {
-        Query { text }
+    pub const fn new(text: &'static str, single: bool) -> Self {
+        Query { text, single }
     }
 
     /// All rows of the query.
     pub fn rows(self, db: &dyn Sql, params: [&str; N]) -> Result<Vec<Row>> {
-        db.query_with(self.text, &params)
+        if self.single {
+            db.query_fixed(self.text, &params)
+        } else {
+            db.query_with(self.text, &params)
+        }
     }
 
     /// Runs the query for its effect.
     pub fn run(self, db: &dyn Sql, params: [&str; N]) -> Result<()> {
-        db.execute_with(self.text, &params)
+        self.rows(db, params).map(|_| ())
     }
 
     /// The single value of a one-row, one-column query.
     pub fn scalar(self, db: &dyn Sql, params: [&str; N]) -> Result<Option<String>> {
-        db.scalar(self.text, &params)
+        first_value(self.rows(db, params)?, self.text)
     }
 
     /// The single integer of a one-row, one-column query.
     pub fn scalar_int(self, db: &dyn Sql, params: [&str; N]) -> Result<i64> {
-        db.scalar_int(self.text, &params)
+        let rows = self.rows(db, params)?;
+        rows.first().ok_or_else(|| no_row(self.text))?.int(0)
     }
 }
 
@@ -57,5 +64,11 @@ mod tests {
         let _: Query<2> = views::FIND;
         let _: Query<0> = METADATA;
         let _: Query<10> = facts::RELY_DELETE;
+    }
+
+    #[test]
+    fn only_single_statements_are_prepared() {
+        assert!(views::FIND.single);
+        assert!(!METADATA.single);
     }
 }

@@ -545,12 +545,16 @@ pub fn views_refreshed(views: &[(&str, &str)]) -> String {
 
 /// Moves a view's cursors: (feed id, seq, the feed's watermark then).
 pub fn cursors_advance(schema: &str, view: &str, moves: &[(i64, i64, Option<String>)]) -> String {
-    let values = list(moves, ", ", |(id, seq, w)| {
-        format!("({id}, {seq}, {})", w.as_deref().map_or("CAST(NULL AS VARCHAR)".to_string(), literal))
+    // CASE over the feed id rather than a join with a VALUES list: DuckDB plans and runs it in
+    // about two thirds of the time, and it is in every refresh.
+    let seqs = list(moves, " ", |(id, seq, _)| format!("WHEN {id} THEN {seq}"));
+    let watermarks = list(moves, " ", |(id, _, w)| {
+        format!("WHEN {id} THEN {}", w.as_deref().map_or("CAST(NULL AS VARCHAR)".to_string(), literal))
     });
+    let ids = list(moves, ", ", |(id, _, _)| id.to_string());
     format!(
-        "UPDATE openivm.cursors SET seq = v.seq, watermark = v.watermark FROM (VALUES {values}) v(feed_id, seq, watermark) \
-         WHERE openivm.cursors.view_schema = {} AND openivm.cursors.view_name = {} AND openivm.cursors.feed_id = v.feed_id",
+        "UPDATE openivm.cursors SET seq = CASE feed_id {seqs} END, watermark = CASE feed_id {watermarks} END \
+         WHERE view_schema = {} AND view_name = {} AND feed_id IN ({ids})",
         literal(schema),
         literal(view)
     )
@@ -708,8 +712,11 @@ mod tests {
         assert!(sql.contains("FROM (VALUES (3, 'append_only', NULL, 'it''s 9', 10, 12, 4, 0, 0, 7, 1)) v("), "{sql}");
         assert!(sql.ends_with("WHERE openivm.feeds.feed_id = v.feed_id"), "{sql}");
         let moves = cursors_advance("main", "o'v", &[(1, 5, None), (2, 7, Some("12".into()))]);
-        assert!(moves.contains("VALUES (1, 5, CAST(NULL AS VARCHAR)), (2, 7, '12')"), "{moves}");
-        assert!(moves.contains(") v(feed_id, seq, watermark)"), "{moves}");
-        assert!(moves.contains("view_schema = 'main' AND openivm.cursors.view_name = 'o''v'"), "{moves}");
+        assert_eq!(
+            moves,
+            "UPDATE openivm.cursors SET seq = CASE feed_id WHEN 1 THEN 5 WHEN 2 THEN 7 END, watermark = CASE feed_id \
+             WHEN 1 THEN CAST(NULL AS VARCHAR) WHEN 2 THEN '12' END WHERE view_schema = 'main' AND view_name = 'o''v' \
+             AND feed_id IN (1, 2)"
+        );
     }
 }

@@ -15,7 +15,7 @@ use crate::error::{Error, Result, SqlErrorKind};
 /// time; the shell serializes access with a lock (see `shell::instance`).
 pub struct Connection {
     raw: ffi::duckdb_connection,
-    /// Prepared statements of the fixed, parameterized SQL (sql/**/*.sql), by default database
+    /// Prepared statements of the fixed SQL (sql/**/*.sql) and of SQL with parameters, by default database
     /// and text: prepared once per connection instead of once per use (parsing and planning are
     /// most of what a small metadata statement costs). DuckDB rebinds a prepared statement by
     /// itself when the catalog changed since it was prepared, but not when the default database
@@ -46,7 +46,7 @@ const STATISTICS_AGAIN: &CStr = c"RESET disabled_optimizers";
 enum Planning {
     /// Planned for this one run (`duckdb_query`).
     Once,
-    /// Fixed SQL with parameters: prepared once per connection.
+    /// Fixed SQL, or SQL with parameters: prepared once per connection.
     Parameterized,
     /// Generated SQL without parameters whose plan is kept under this size class.
     Kept(u32),
@@ -268,6 +268,10 @@ impl Sql for Connection {
     fn query_with(&self, sql: &str, params: &[&str]) -> Result<Vec<Row>> {
         let planning = if params.is_empty() { Planning::Once } else { Planning::Parameterized };
         self.traced(sql, params, planning)
+    }
+
+    fn query_fixed(&self, sql: &str, params: &[&str]) -> Result<Vec<Row>> {
+        self.traced(sql, params, Planning::Parameterized)
     }
 
     fn execute_reusing_plan(&self, sql: &str, class: u32) -> Result<()> {
