@@ -7,7 +7,7 @@
 //! view over a table never writes its deltas anywhere but a temp table.
 
 use super::{append_only, diff, DeltaStats, Fresh, SourceKind};
-use crate::db::{Cells, Sql};
+use crate::db::{Cells, Row, Sql};
 use crate::error::{Error, Result};
 use crate::home;
 use crate::ir::{ColumnDef, TableId};
@@ -213,17 +213,8 @@ impl Cursor {
 
 /// Every cursor and every feed (with its number of views), from one statement.
 fn cursors_and_feeds(db: &dyn Sql, catalog: &str) -> Result<(Vec<Cursor>, Vec<Feed>)> {
-    let (mut cursors, mut feeds) = (Vec::new(), Vec::new());
-    for r in CURSORS_AND_FEEDS.rows(db, [])? {
-        match r.int(0)? {
-            0 => cursors.push(Cursor::from_row(&r[1..6])?),
-            _ => feeds.push(Feed::from_row(catalog, &r[6..])?),
-        }
-    }
-    for f in &mut feeds {
-        f.consumers = consumers(&cursors, f.id);
-    }
-    Ok((cursors, feeds))
+    let rows = FeedRows::read(db, catalog)?;
+    Ok((rows.cursors, rows.feeds))
 }
 
 /// How many views have a cursor into feed `id`.
@@ -277,7 +268,23 @@ pub struct FeedRows {
 
 impl FeedRows {
     pub fn read(db: &dyn Sql, catalog: &str) -> Result<FeedRows> {
-        let (cursors, feeds) = cursors_and_feeds(db, catalog)?;
+        FeedRows::from_rows(catalog, &CURSORS_AND_FEEDS.rows(db, [])?)
+    }
+
+    /// The cursors (kind 2) and feeds (kind 3) among rows laid out as `cursors_and_feeds.sql`'s
+    /// (a read may carry other kinds of rows: `refresh_reads.sql`).
+    pub fn from_rows(catalog: &str, rows: &[Row]) -> Result<FeedRows> {
+        let (mut cursors, mut feeds) = (Vec::new(), Vec::new());
+        for r in rows {
+            match r.int(0)? {
+                2 => cursors.push(Cursor::from_row(&r[1..])?),
+                3 => feeds.push(Feed::from_row(catalog, &r[1..])?),
+                _ => {}
+            }
+        }
+        for f in &mut feeds {
+            f.consumers = consumers(&cursors, f.id);
+        }
         Ok(FeedRows { catalog: catalog.to_string(), cursors, feeds })
     }
 

@@ -5,6 +5,7 @@
 use std::collections::HashMap;
 
 use crate::bind::FunctionInfo;
+use crate::capture::feeds::FeedRows;
 use crate::capture::{declare, SourceKind};
 use crate::catalog::SqlCatalog;
 use crate::db::{Cells, Sql};
@@ -20,8 +21,8 @@ use super::mode::Mode;
 use super::{compile, find_view, signature, signature_change, view_location, ViewRecord};
 
 use crate::sql::capture::LAST_TIMES;
+use crate::sql::capture::REFRESH_READS;
 use crate::sql::capture::TABLE_SIZES;
-use crate::sql::capture::TABLE_SIZES_AND_COMMENT;
 use crate::sql::catalog::VIEW_ROWS;
 use crate::sql::views::READ_ONLY;
 
@@ -77,6 +78,9 @@ pub struct Cache {
     /// The comment of the view a refresh compiled, read with the catalog in its transaction
     /// (`compiled`) and taken by the refresh's check of the view (`view_comment`).
     comment: Option<(Qualified, Option<String>)>,
+    /// Every cursor and feed, read with the catalog by `compiled` in the refresh's transaction
+    /// and taken by its first look at the feeds (`take_feed_rows`).
+    feed_rows: Option<FeedRows>,
     /// Built-in functions looked up for writes through openivm (DuckDB's list of functions is
     /// dear to read: about 100 ms here).
     functions: HashMap<String, FunctionInfo>,
@@ -116,18 +120,20 @@ pub struct CatalogSnapshot {
 }
 
 impl CatalogSnapshot {
-    /// Reads `tables` together with the comment of the view `at` (one statement), and returns
-    /// the comment (None: no such view).
-    fn tables_and_comment(&mut self, db: &dyn Sql, at: &Qualified) -> Result<Option<String>> {
+    /// Reads `tables` together with the comment of the view `at` and every cursor and feed of
+    /// its database (one statement), and returns the comment (None: no such view) and the feeds.
+    fn tables_comment_and_feeds(&mut self, db: &dyn Sql, at: &Qualified) -> Result<(Option<String>, FeedRows)> {
+        let rows = REFRESH_READS.rows(db, [&at.catalog, &at.schema, &at.name])?;
         let (mut tables, mut comment) = (Vec::new(), None);
-        for r in TABLE_SIZES_AND_COMMENT.rows(db, [&at.catalog, &at.schema, &at.name])? {
+        for r in &rows {
             match r.int(0)? {
                 0 => tables.push(table_row(&r[1..])?),
-                _ => comment = Some(r.text(5)?),
+                1 => comment = Some(r.text(1)?),
+                _ => {}
             }
         }
         self.tables = Some(tables);
-        Ok(comment)
+        Ok((comment, FeedRows::from_rows(&at.catalog, &rows)?))
     }
 
     fn tables(&mut self, db: &dyn Sql) -> Result<&[(TableId, State)]> {
@@ -235,6 +241,12 @@ impl Cache {
         Ok(snapshot.views(db)?.iter().find(|v| v.id == id).map(|v| v.comment.clone()))
     }
 
+    /// The cursors and feeds `compiled` read with the catalog, when it did (a compiled view,
+    /// outside a round); taken once, by the statement that follows in the same transaction.
+    pub fn take_feed_rows(&mut self) -> Option<FeedRows> {
+        self.feed_rows.take()
+    }
+
     /// The built-in functions known so far, by lower-case name.
     pub fn functions(&mut self) -> &mut HashMap<String, FunctionInfo> {
         &mut self.functions
@@ -322,12 +334,17 @@ impl Cache {
         let key = key_of(&at);
         let mut own = CatalogSnapshot::default();
         self.comment = None;
+        self.feed_rows = None;
         if let Some(c) = self.views.get(&key) {
-            // The refresh checks its view's comment later in this transaction: read it now, with
-            // the tables (a round reads every view's with its own snapshot).
-            let comment = match self.round {
-                None => Some((c.view.at.clone(), own.tables_and_comment(db, &c.view.at)?)),
-                Some(_) => None,
+            // The refresh checks its view's comment and reads the feeds later in this
+            // transaction: read them now, with the tables (a round reads every view's comment
+            // with its own snapshot, and the feeds once).
+            let (comment, feed_rows) = match self.round {
+                None => {
+                    let (comment, rows) = own.tables_comment_and_feeds(db, &c.view.at)?;
+                    (Some((c.view.at.clone(), comment)), Some(rows))
+                }
+                Some(_) => (None, None),
             };
             let snapshot = self.round.as_mut().unwrap_or(&mut own);
             let now = states_in(db, &c.tables, snapshot).map_err(|e| restale(e, name))?;
@@ -336,6 +353,7 @@ impl Cache {
             {
                 let c = c.clone();
                 self.comment = comment;
+                self.feed_rows = feed_rows;
                 return Ok((key, c, now.iter().map(|n| n.2).collect()));
             }
         }

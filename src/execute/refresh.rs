@@ -271,7 +271,10 @@ fn first_transaction(db: &dyn Sql, cache: &mut Cache, name: &str, opts: &Options
     let requested = requested_mode(&settings, opts);
     let pruning = opts.fk_pruning.unwrap_or(settings.fk_pruning);
     let at = &c.view.at;
-    let (feeds, readers) = feeds::of_view_and_readers(db, &at.catalog, &at.schema, &at.name, true)?;
+    let (feeds, readers) = match cache.take_feed_rows() {
+        Some(rows) if rows.of(&at.catalog) => rows.view_and_readers(&at.schema, &at.name),
+        _ => feeds::of_view_and_readers(db, &at.catalog, &at.schema, &at.name, true)?,
+    };
     let mut inputs: Vec<Option<Input>> = Vec::new();
     // Much appended to append-only tables: recompute, and capture only what other views need.
     let full_first = {
