@@ -568,7 +568,7 @@ pub fn view_delta(
     if at_head && (!nets || fresh.stats.rows == 0 || fresh.stats.deletes == 0) {
         return Ok((fresh.delta.clone(), fresh.stats.clone()));
     }
-    if let Some(found) = logged_deltas(db, &[(feed, fresh, nets)])?.pop().flatten() {
+    if let Some(found) = logged_deltas(db, &[(feed, fresh, nets.then_some(columns))])?.pop().flatten() {
         return Ok(found);
     }
     let mut parts = Vec::new();
@@ -580,17 +580,32 @@ pub fn view_delta(
     }
     // The union of the parts on the view's columns is the delta already when no part deleted
     // anything (insert-only batches need no netting: equal rows just add up), the common case
-    // of append-only tables, or when the view need not net.
+    // of append-only tables, when the view need not net, or when netting would change nothing.
     let (raw, _) = DeltaStats::from_row(db.query(&sql::parts_stats(&parts))?.first())?;
     if raw.rows == 0 {
         return Ok((None, raw));
     }
-    if raw.deletes == 0 || !nets {
+    if raw.deletes == 0 || !nets || !nettable(db, &[(0, sql::union_of(&parts), columns)])?.contains(&0) {
+        if at_head {
+            return Ok((fresh.delta.clone(), fresh.stats.clone()));
+        }
         db.execute(&render::create_temp_table_as(name, &sql::union_of(&parts)))?;
         return Ok((Some(name.clone()), raw));
     }
     let stats = super::netted_delta(db, name, &parts, columns)?;
     Ok(((stats.rows > 0).then(|| name.clone()), stats))
+}
+
+/// Which of the deltas (`(i, a SELECT of its rows, the view's columns)`) netting could change
+/// (`sql::nettable_groups`), by `i`, from one statement.
+fn nettable(db: &dyn Sql, deltas: &[(usize, String, &[ColumnDef])]) -> Result<Vec<usize>> {
+    let mut out = Vec::new();
+    for r in db.query(&sql::nettable_groups(deltas))? {
+        if r.int(1)? > 0 {
+            out.push(r.int(0)? as usize);
+        }
+    }
+    Ok(out)
 }
 
 /// Whether a view nets the deletes of its delta of `feed`'s table (see `view_delta`).
@@ -605,31 +620,56 @@ pub fn nets_deletes(feed: &Feed, columns: &[ColumnDef], parent: bool) -> bool {
 /// batches, without deletes or for a table whose deletes the view need not net (`nets`, see
 /// `view_delta`) (no copy: the log is read, never dropped, as a delta outside the temp catalog is
 /// only borrowed, see `owned`).
-pub fn logged_deltas(db: &dyn Sql, parts: &[(&Feed, &Fresh, bool)]) -> Result<Vec<Option<ViewDelta>>> {
+pub fn logged_deltas(db: &dyn Sql, parts: &[(&Feed, &Fresh, Option<&[ColumnDef]>)]) -> Result<Vec<Option<ViewDelta>>> {
     let lags = |f: &Feed, fr: &Fresh| fr.delta.is_none() && !f.at_head();
     let mut out: Vec<Option<ViewDelta>> = vec![None; parts.len()];
+    // Logs that are whole deltas but for netting: (i, their rows as a delta).
+    let mut to_net: Vec<(usize, DeltaStats)> = Vec::new();
+    let mut found = |i: usize, f: &Feed, after: DeltaStats, whole: u64, nets: Option<&[ColumnDef]>| {
+        out[i] = f.delta_in_log(after.clone(), whole, nets.is_some());
+        if out[i].is_none() && after.rows == whole && nets.is_some() {
+            to_net.push((i, after));
+        }
+    };
     // A view one batch behind a log holding just that batch knows the counts without reading.
     let mut logs: Vec<(usize, Qualified, i64)> = Vec::new();
     for (i, (f, _, nets)) in parts.iter().enumerate().filter(|(_, (f, fr, _))| lags(f, fr)) {
         match f.known_log_counts() {
-            Some((after, whole)) => out[i] = f.delta_in_log(after, whole, *nets),
+            Some((after, whole)) => found(i, f, after, whole, *nets),
             None => logs.push((i, f.log(), f.cursor)),
         }
     }
-    if logs.is_empty() {
-        return Ok(out);
+    if !logs.is_empty() {
+        for r in db.query(&sql::logs_stats(&logs))? {
+            let i = r.int(0)? as usize;
+            let n = |j: usize| -> Result<u64> {
+                u64::try_from(r.int(j)?).map_err(|_| Error::Internal("a negative delta row count".into()))
+            };
+            let after = DeltaStats { rows: n(1)?, deletes: n(2)? };
+            let whole = n(3)?;
+            let Some((f, _, nets)) = parts.get(i) else {
+                return Err(Error::Internal("a log statistics row names no table".into()));
+            };
+            found(i, f, after, whole, *nets);
+        }
     }
-    for r in db.query(&sql::logs_stats(&logs))? {
-        let i = r.int(0)? as usize;
-        let n = |j: usize| -> Result<u64> {
-            u64::try_from(r.int(j)?).map_err(|_| Error::Internal("a negative delta row count".into()))
-        };
-        let after = DeltaStats { rows: n(1)?, deletes: n(2)? };
-        let whole = n(3)?;
-        let Some((f, _, nets)) = parts.get(i) else {
-            return Err(Error::Internal("a log statistics row names no table".into()));
-        };
-        out[i] = f.delta_in_log(after, whole, *nets);
+    // Netting on the view's columns changes nothing in a log none of whose rows repeats another
+    // or is more than one copy: the log is the delta then too (one statement for all of them).
+    if !to_net.is_empty() {
+        let deltas: Vec<(usize, String, &[ColumnDef])> = to_net
+            .iter()
+            .filter_map(|(i, _)| {
+                let (f, _, cols) = parts.get(*i)?;
+                let cols = (*cols)?;
+                Some((*i, sql::log_after(&f.log(), cols, f.cursor), cols))
+            })
+            .collect();
+        let changed = nettable(db, &deltas)?;
+        for (i, after) in to_net {
+            if !changed.contains(&i) {
+                out[i] = Some((Some(parts[i].0.log()), after));
+            }
+        }
     }
     Ok(out)
 }

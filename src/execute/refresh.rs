@@ -332,8 +332,13 @@ fn first_transaction(db: &dyn Sql, cache: &mut Cache, name: &str, opts: &Options
     captured.sort_by_key(|(k, _, _)| *k);
     // The deltas: those that are whole logs found by one statistics query for all of them.
     let parents = prunable_parents(&c, pruning);
-    let logged: Vec<(&Feed, &Fresh, bool)> =
-        captured.iter().map(|(k, f, fr)| (f, fr, feeds::nets_deletes(f, &c.read_columns[*k], parents[*k]))).collect();
+    let logged: Vec<(&Feed, &Fresh, Option<&[crate::ir::ColumnDef]>)> = captured
+        .iter()
+        .map(|(k, f, fr)| {
+            let columns = &c.read_columns[*k][..];
+            (f, fr, feeds::nets_deletes(f, columns, parents[*k]).then_some(columns))
+        })
+        .collect();
     let found = feeds::logged_deltas(db, &logged)?;
     for ((k, feed, fresh), found) in captured.into_iter().zip(found) {
         let (delta, stats) = match found {

@@ -285,6 +285,21 @@ pub fn net_of_parts(parts: &[String], cols: &[ColumnDef]) -> String {
     )
 }
 
+/// Per delta (`(i, a SELECT of its rows, the view's columns)`): how many groups of its rows
+/// netting on the view's columns (`net_of_parts`, grouped alike) could change: a row that
+/// repeats another's values (they may cancel) or that is not one copy (netting drops a 0 and
+/// splits a 2). None: the delta is its own net change.
+pub fn nettable_groups(deltas: &[(usize, String, &[ColumnDef])]) -> String {
+    list(deltas, " UNION ALL ", |(i, rows, cols)| {
+        format!(
+            "SELECT {i}::BIGINT, (SELECT count(*) FROM (SELECT {} FROM ({rows}) AS openivm_rows GROUP BY ALL \
+             HAVING count(*) > 1 OR max(abs({m})) <> 1))::BIGINT",
+            snapshot_keys(cols, true).join(", "),
+            m = ident(MULTIPLICITY)
+        )
+    })
+}
+
 /// Rows and deleted rows of a delta.
 pub fn delta_stats(delta: &Qualified) -> String {
     stats_of(&delta.sql())
@@ -617,6 +632,21 @@ mod tests {
             ColumnDef { name: "d".into(), ty: "DOUBLE".into() },
             ColumnDef { name: "i".into(), ty: "INTERVAL".into() },
         ]
+    }
+
+    #[test]
+    fn finds_what_netting_could_change_in_every_delta_in_one_statement() {
+        let cols = vec![
+            ColumnDef { name: "k".into(), ty: "INTEGER".into() },
+            ColumnDef { name: "d".into(), ty: "DOUBLE".into() },
+        ];
+        let sql = nettable_groups(&[(1, "SELECT k, d, openivm_multiplicity FROM l".into(), &cols)]);
+        assert_eq!(
+            sql,
+            "SELECT 1::BIGINT, (SELECT count(*) FROM (SELECT \"k\", \"d\", signbit(\"d\") AS \"openivm_sign_d\" FROM \
+             (SELECT k, d, openivm_multiplicity FROM l) AS openivm_rows GROUP BY ALL HAVING count(*) > 1 OR \
+             max(abs(\"openivm_multiplicity\")) <> 1))::BIGINT"
+        );
     }
 
     #[test]
