@@ -54,6 +54,19 @@ impl<const N: usize> Query<N> {
 
 include!(concat!(env!("OUT_DIR"), "/queries.rs"));
 
+/// The first read of a refresh whose view is compiled, in one statement (each costs about a
+/// millisecond, most of it fixed): `capture::CATALOG_OF_VIEW` (every table, the view's comment)
+/// and `capture::CURSORS_AND_FEEDS` (every cursor and feed), rows of four kinds in one layout.
+/// Parameters: the view's database, schema and name.
+pub const REFRESH_READS: Query<3> = Query::new(
+    concat!(
+        include_str!("../sql/capture/catalog_of_view.sql"),
+        "UNION ALL\n",
+        include_str!("../sql/capture/cursors_and_feeds.sql")
+    ),
+    true,
+);
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -64,6 +77,15 @@ mod tests {
         let _: Query<2> = views::FIND;
         let _: Query<0> = METADATA;
         let _: Query<10> = facts::RELY_DELETE;
+    }
+
+    #[test]
+    fn the_refresh_reads_are_one_statement_with_the_catalogs_parameters() {
+        assert_eq!(crate::placeholders::count(REFRESH_READS.text), 3);
+        assert!(crate::placeholders::single_statement(REFRESH_READS.text));
+        assert!(
+            REFRESH_READS.text.contains("FROM duckdb_views()") && REFRESH_READS.text.contains("FROM openivm.feeds")
+        );
     }
 
     #[test]

@@ -1,6 +1,6 @@
 -- Every view's cursor (kind 2, columns as in cursors.sql) and every feed (kind 3, columns as in
 -- feeds_of_view.sql) in one read. Each kind's columns start at the second, as text, padded with
--- NULLs to the width of the widest (kinds 0 and 1 are the catalog's, in refresh_reads.sql).
+-- NULLs to the width of the widest (kinds 0 and 1 are the catalog's, in catalog_of_view.sql).
 SELECT 2 AS kind, view_schema, view_name, feed_id::VARCHAR, seq::VARCHAR, coalesce(watermark, ''),
        NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL
 FROM openivm.cursors

@@ -272,7 +272,7 @@ impl FeedRows {
     }
 
     /// The cursors (kind 2) and feeds (kind 3) among rows laid out as `cursors_and_feeds.sql`'s
-    /// (a read may carry other kinds of rows: `refresh_reads.sql`).
+    /// (a read may carry other kinds of rows: `sql::REFRESH_READS`).
     pub fn from_rows(catalog: &str, rows: &[Row]) -> Result<FeedRows> {
         let (mut cursors, mut feeds) = (Vec::new(), Vec::new());
         for r in rows {

@@ -21,10 +21,10 @@ use super::mode::Mode;
 use super::{compile, find_view, signature, signature_change, view_location, ViewRecord};
 
 use crate::sql::capture::LAST_TIMES;
-use crate::sql::capture::REFRESH_READS;
 use crate::sql::capture::TABLE_SIZES;
 use crate::sql::catalog::VIEW_ROWS;
 use crate::sql::views::READ_ONLY;
+use crate::sql::REFRESH_READS;
 
 /// Everything a refresh needs to know about a view that does not change between refreshes.
 #[derive(Clone, Debug)]
