@@ -617,9 +617,10 @@ pub fn nets_deletes(feed: &Feed, columns: &[ColumnDef], parent: bool) -> bool {
 /// nothing fresh was captured and the view lags, the logged batches after its cursor, read by one
 /// statistics query over all the logs. None where `view_delta` must build the delta; Some((None,
 /// ..)) where the view has nothing to apply; the log itself where it holds exactly the view's
-/// batches, without deletes or for a table whose deletes the view need not net (`nets`, see
-/// `view_delta`) (no copy: the log is read, never dropped, as a delta outside the temp catalog is
-/// only borrowed, see `owned`).
+/// batches, without deletes, for a table whose deletes the view need not net, or with rows that
+/// netting on the view's columns would not change (each part's third field: the view's columns
+/// where it nets the table's deletes, see `view_delta`) (no copy: the log is read, never dropped,
+/// as a delta outside the temp catalog is only borrowed, see `owned`).
 pub fn logged_deltas(db: &dyn Sql, parts: &[(&Feed, &Fresh, Option<&[ColumnDef]>)]) -> Result<Vec<Option<ViewDelta>>> {
     let lags = |f: &Feed, fr: &Fresh| fr.delta.is_none() && !f.at_head();
     let mut out: Vec<Option<ViewDelta>> = vec![None; parts.len()];
