@@ -63,8 +63,7 @@ pub trait Sql {
 
     /// The single integer of a one-row, one-column query; NULL or a non-integer is an error.
     fn scalar_int(&self, sql: &str, params: &[&str]) -> Result<i64> {
-        let rows = self.query_with(sql, params)?;
-        rows.first().ok_or_else(|| no_row(sql))?.int(0)
+        first_int(&self.query_with(sql, params)?, sql)
     }
 }
 
@@ -74,6 +73,12 @@ pub fn first_value(rows: Vec<Row>, sql: &str) -> Result<Option<String>> {
         Some(row) => Ok(row.into_iter().next().flatten()),
         None => Err(no_row(sql)),
     }
+}
+
+/// The integer in the first column of the first row of `sql`'s result (an error when it has no
+/// row, or the value is NULL or not an integer).
+pub fn first_int(rows: &[Row], sql: &str) -> Result<i64> {
+    rows.first().ok_or_else(|| no_row(sql))?.int(0)
 }
 
 /// The error of a query that was to give one row and gave none.

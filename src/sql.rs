@@ -10,7 +10,7 @@
 //! # Ok(()) }
 //! ```
 
-use crate::db::{first_value, no_row, Cells, Row, Sql};
+use crate::db::{first_int, first_value, Row, Sql};
 use crate::error::Result;
 
 /// A fixed query with `N` `?` parameters.
@@ -47,8 +47,7 @@ impl<const N: usize> Query<N> {
 
     /// The single integer of a one-row, one-column query.
     pub fn scalar_int(self, db: &dyn Sql, params: [&str; N]) -> Result<i64> {
-        let rows = self.rows(db, params)?;
-        rows.first().ok_or_else(|| no_row(self.text))?.int(0)
+        first_int(&self.rows(db, params)?, self.text)
     }
 }
 

@@ -211,12 +211,6 @@ impl Cursor {
     }
 }
 
-/// Every cursor and every feed (with its number of views), from one statement.
-fn cursors_and_feeds(db: &dyn Sql, catalog: &str) -> Result<(Vec<Cursor>, Vec<Feed>)> {
-    let rows = FeedRows::read(db, catalog)?;
-    Ok((rows.cursors, rows.feeds))
-}
-
 /// How many views have a cursor into feed `id`.
 fn consumers(cursors: &[Cursor], id: i64) -> i64 {
     cursors.iter().filter(|c| c.feed == id).count() as i64
@@ -247,8 +241,8 @@ pub fn of_view_and_readers(
     readers: bool,
 ) -> Result<(Vec<Feed>, Vec<Feed>)> {
     if readers {
-        let (cursors, feeds) = cursors_and_feeds(db, catalog)?;
-        return Ok(split_for_view(&cursors, feeds, catalog, schema, view, readers));
+        let rows = FeedRows::read(db, catalog)?;
+        return Ok(split_for_view(&rows.cursors, rows.feeds, catalog, schema, view, readers));
     }
     let cursors = cursors(db)?;
     if !cursors.iter().any(|c| c.schema == schema && c.view == view) {
@@ -267,6 +261,7 @@ pub struct FeedRows {
 }
 
 impl FeedRows {
+    /// Every cursor and every feed (with its number of views), from one statement.
     pub fn read(db: &dyn Sql, catalog: &str) -> Result<FeedRows> {
         FeedRows::from_rows(catalog, &CURSORS_AND_FEEDS.rows(db, [])?)
     }
