@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 use crate::home;
 use crate::ir::{ColumnDef, TableId};
 use crate::render::capture::{self as sql, Position};
-use crate::render::{self, Qualified, Storage};
+use crate::render::{self, Qualified};
 
 use crate::sql::capture::CURSORS;
 use crate::sql::capture::CURSORS_AND_FEEDS;
@@ -738,12 +738,10 @@ impl Bookkeeping {
 /// the log when other views of the feed still need it, unless `log` is false (a round of
 /// refreshes hands it to them directly, and logs it at its end for those that did not take it:
 /// `log_for_laggards`). With `book`, the cursor move and the feed's row are left to it; the log
-/// is trimmed here, only when this view held the oldest cursor (`Feed::others_min`). `storage`: the
-/// kind of database the feed lives in.
+/// is trimmed here, only when this view held the oldest cursor (`Feed::others_min`).
 #[allow(clippy::too_many_arguments)]
 pub fn commit(
     db: &dyn Sql,
-    storage: Storage,
     feed: &mut Feed,
     fresh: &Fresh,
     schema: &str,
@@ -769,7 +767,7 @@ pub fn commit(
             }
         }
         if matches!(feed.kind, SourceKind::Diff) {
-            diff::advance(db, storage, feed, fresh)?;
+            diff::advance(db, feed, fresh)?;
         }
         if fresh.took_pending {
             drop_pending(db, feed)?;

@@ -625,7 +625,6 @@ fn attach(db: &dyn Sql, q: &ViewQuery, at: &Qualified, catalog: &str) -> Result<
         .collect();
     let mut kinds = capture::declare::sources(db, catalog, &tables, &all_columns)?;
     chain_sources(db, catalog, q, &tables, &mut kinds)?;
-    let storage = database::storage_of(db, catalog)?;
     let sizes: Vec<i64> = cache::table_states(db, &tables)?.iter().map(|s| s.2).collect();
     // The database's refresh mode, read at most once, and only for a feed that may need it.
     let mut refresh_mode: Option<mode::Requested> = None;
@@ -665,7 +664,7 @@ fn attach(db: &dyn Sql, q: &ViewQuery, at: &Qualified, catalog: &str) -> Result<
             capture::unchanged(&feed)
         };
         feed.cursor = feed.seq;
-        feeds::commit(db, storage, &mut feed, &fresh, &at.schema, &at.name, false, true, None)?;
+        feeds::commit(db, &mut feed, &fresh, &at.schema, &at.name, false, true, None)?;
         feeds::widen(db, &mut feed, &columns, &all_columns[k])?;
         if feed.kind != kinds[k] {
             feeds::switch_source(db, &mut feed, &kinds[k])?;

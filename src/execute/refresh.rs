@@ -1239,7 +1239,6 @@ fn finish(
     for i in p.inputs.iter_mut() {
         feeds::commit(
             db,
-            p.c.storage,
             &mut i.feed,
             &i.fresh,
             &at.schema,

@@ -2,7 +2,7 @@
 //! a watermark (declared append-only tables), and the shared change log that every view over a
 //! table reads from its own cursor.
 
-use super::{ident, list, literal, table, with_comma, CountedMerge, Qualified, Storage, MULTIPLICITY};
+use super::{ident, list, literal, table, with_comma, Qualified, MULTIPLICITY};
 use crate::ir::{ColumnDef, TableId};
 
 /// The column of a fresh capture that holds each row's position (rowid or key value).
@@ -46,20 +46,11 @@ fn snapshot_keys(cols: &[ColumnDef], from_base: bool) -> Vec<String> {
     keys
 }
 
-/// Names of the snapshot's key columns (for the MERGE that advances it).
-pub fn snapshot_key_names(cols: &[ColumnDef]) -> Vec<String> {
-    let mut keys: Vec<String> = cols.iter().map(|c| c.name.clone()).collect();
-    keys.extend(identity_extras(cols).into_iter().map(|(_, n)| n));
-    keys
-}
-
-/// The first snapshot of a base table: each distinct row of the read columns with its count.
+/// The first snapshot of a base table: one row per row of the table, with count 1. Grouping the
+/// copies here would cost a hash aggregate over the whole table (0.8-1.2 s against 0.2-0.7 s for
+/// the copy at 5M rows): every reader of a snapshot sums the counts of equal rows instead.
 pub fn snapshot_fill(base: &TableId, cols: &[ColumnDef]) -> String {
-    format!(
-        "SELECT {}COUNT(*) AS openivm_count FROM {} GROUP BY ALL",
-        with_comma(&snapshot_keys(cols, true)),
-        table(base)
-    )
+    format!("SELECT {}1::BIGINT AS openivm_count FROM {}", with_comma(&snapshot_keys(cols, true)), table(base))
 }
 
 /// The net change of a base table against its snapshot: rows with a non-zero signed count.
@@ -111,20 +102,22 @@ pub fn net_stats(net: &Qualified) -> String {
     )
 }
 
-/// Advances a snapshot by the net change it was compared with.
-pub fn advance_snapshot(storage: Storage, snapshot: &Qualified, net: &Qualified, cols: &[ColumnDef]) -> Vec<String> {
-    super::counted_merge(&CountedMerge {
-        target: snapshot,
-        source: &super::select_all(net),
-        keys: &snapshot_key_names(cols),
-        matched: None,
-        target_count: "openivm_count",
-        source_count: "openivm_n",
-        summed: &[],
-        delete_at_zero: true,
-        kept_set: None,
-        storage,
-    })
+/// Advances a snapshot by the net change it was compared with: the net rows are appended with
+/// their signed counts (the snapshot is a multiset whose rows' counts add up per distinct row).
+pub fn advance_snapshot(snapshot: &Qualified, net: &Qualified, cols: &[ColumnDef]) -> String {
+    let keys = with_comma(&snapshot_keys(cols, false));
+    format!("INSERT INTO {s} SELECT {keys}openivm_n FROM {n}", s = snapshot.sql(), n = net.sql())
+}
+
+/// A snapshot regrouped to one row per distinct row, rows whose counts add up to zero left out
+/// (once appended net changes have made it much larger than its table).
+pub fn compact_snapshot(snapshot: &Qualified, cols: &[ColumnDef]) -> String {
+    let s = snapshot.sql();
+    format!(
+        "CREATE OR REPLACE TABLE {s} AS SELECT {}SUM(openivm_count)::BIGINT AS openivm_count FROM {s} GROUP BY ALL \
+         HAVING SUM(openivm_count) <> 0",
+        with_comma(&snapshot_keys(cols, false))
+    )
 }
 
 /// Where an append-only table's rows are counted from: its rowid, or a declared ever-increasing
@@ -668,9 +661,21 @@ mod tests {
         assert_eq!(
             snapshot_fill(&base, &cols()),
             "SELECT \"k\", \"d\", \"i\", signbit(\"d\") AS \"openivm_sign_d\", CAST(\"i\" AS VARCHAR) AS \"openivm_text_i\", \
-             COUNT(*) AS openivm_count FROM \"db\".\"main\".\"t\" GROUP BY ALL"
+             1::BIGINT AS openivm_count FROM \"db\".\"main\".\"t\""
         );
-        assert_eq!(snapshot_key_names(&cols()), vec!["k", "d", "i", "openivm_sign_d", "openivm_text_i"]);
+        let snap = Qualified { catalog: "db".into(), schema: "openivm".into(), name: "snapshot_1".into() };
+        let net = Qualified::temp("openivm_net".into());
+        assert_eq!(
+            advance_snapshot(&snap, &net, &cols()),
+            "INSERT INTO \"db\".\"openivm\".\"snapshot_1\" SELECT \"k\", \"d\", \"i\", \"openivm_sign_d\", \
+             \"openivm_text_i\", openivm_n FROM \"temp\".\"main\".\"openivm_net\""
+        );
+        assert_eq!(
+            compact_snapshot(&snap, &cols()),
+            "CREATE OR REPLACE TABLE \"db\".\"openivm\".\"snapshot_1\" AS SELECT \"k\", \"d\", \"i\", \"openivm_sign_d\", \
+             \"openivm_text_i\", SUM(openivm_count)::BIGINT AS openivm_count FROM \"db\".\"openivm\".\"snapshot_1\" GROUP BY \
+             ALL HAVING SUM(openivm_count) <> 0"
+        );
     }
 
     #[test]
