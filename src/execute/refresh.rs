@@ -1237,16 +1237,7 @@ fn finish(
         super::attach(db, &p.c.q, &at, &at.catalog)?;
     }
     for i in p.inputs.iter_mut() {
-        feeds::commit(
-            db,
-            &mut i.feed,
-            &i.fresh,
-            &at.schema,
-            &at.name,
-            true,
-            !i.round_owned,
-            Some(&mut book),
-        )?;
+        feeds::commit(db, &mut i.feed, &i.fresh, &at.schema, &at.name, true, !i.round_owned, Some(&mut book))?;
         if i.round_owned {
             if let Some(r) = round.as_deref_mut() {
                 r.batches.insert(i.feed.id, (i.fresh.clone(), i.feed.seq, i.feed.catalog.clone()));
