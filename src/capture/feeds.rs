@@ -468,9 +468,6 @@ pub fn widen(db: &dyn Sql, feed: &mut Feed, columns: &[ColumnDef], table_columns
     if !add_columns(db, feed, columns, table_columns)? {
         return Ok(());
     }
-    // The feed's last batch was captured just before, so its pending batch is empty: it is
-    // made again, with the new columns, by the next write through openivm.
-    db.execute(&render::drop_table(&feed.pending()))?;
     if matches!(feed.kind, SourceKind::Diff) {
         db.execute(&render::drop_table(&feed.snapshot()))?;
         diff::start(db, feed)?;
@@ -507,6 +504,10 @@ fn add_columns(db: &dyn Sql, feed: &mut Feed, columns: &[ColumnDef], table_colum
     }
     feed.columns = table_columns.iter().filter(|c| feed.columns.contains(c) || added.contains(c)).cloned().collect();
     db.execute_all(&sql::widened_log(&feed.log(), &added))?;
+    // The pending batch is empty here (the feed's last batch was captured, or the feed restarts),
+    // but its table may still exist, with the old columns: the next write through openivm makes
+    // it again with the new ones.
+    db.execute(&render::drop_table(&feed.pending()))?;
     Ok(true)
 }
 
@@ -522,7 +523,7 @@ fn restart(db: &dyn Sql, feed: &mut Feed, kind: &SourceKind) -> Result<()> {
     if matches!(feed.kind, SourceKind::Diff) {
         db.execute(&render::drop_table(&feed.snapshot()))?;
     }
-    drop_pending(db, feed)?;
+    clear_pending(db, feed)?;
     feed.kind = kind.clone();
     feed.watermark = None;
     feed.row_count = 0;
@@ -770,7 +771,7 @@ pub fn commit(
             diff::advance(db, feed, fresh)?;
         }
         if fresh.took_pending {
-            drop_pending(db, feed)?;
+            clear_pending(db, feed)?;
         }
         feed.watermark = fresh.watermark.clone();
         feed.row_count = fresh.row_count;
@@ -842,10 +843,13 @@ fn add_cursor(db: &dyn Sql, feed: &mut Feed, schema: &str, view: &str, seq: i64)
     Ok(())
 }
 
-/// Forgets the pending batch (taken in by a capture, or of a feed that restarts).
-fn drop_pending(db: &dyn Sql, feed: &mut Feed) -> Result<()> {
+/// Forgets the pending batch (taken in by a capture, or of a feed that restarts). Its table is
+/// emptied, not dropped: DDL committed in a database makes DuckDB plan every prepared statement
+/// on it again, openivm's kept merges included, so dropping it at each capture and making it
+/// again at the next write cost every following refresh its plans.
+fn clear_pending(db: &dyn Sql, feed: &mut Feed) -> Result<()> {
     if feed.pending_rows > 0 {
-        db.execute(&render::drop_table(&feed.pending()))?;
+        db.execute(&render::delete_all(&feed.pending()))?;
         feed.pending_rows = 0;
     }
     Ok(())

@@ -82,19 +82,14 @@ pub fn record_with(db: &dyn Sql, feed: &mut Feed, insert: &str) -> Result<i64> {
     into_pending(db, feed, |_| db.scalar_int(insert, &[]))
 }
 
-/// Runs `write`, which appends rows to the pending batch (created first when the feed has no
-/// pending rows) and returns how many.
+/// Runs `write`, which appends rows to the pending batch (its table made first if it does not
+/// exist: it is kept, emptied, from one capture to the next) and returns how many.
 fn into_pending(db: &dyn Sql, feed: &mut Feed, write: impl FnOnce(&Qualified) -> Result<i64>) -> Result<i64> {
     let pending = feed.pending();
-    let first = feed.pending_rows == 0;
-    if first {
+    if feed.pending_rows == 0 {
         db.execute(&sql::create_pending(&pending, &feed.table, &feed.columns))?;
     }
     let n = write(&pending)?;
     feed.pending_rows += n;
-    if first && n == 0 {
-        // Nothing recorded: no pending batch, as before the write.
-        db.execute(&render::drop_table(&pending))?;
-    }
     Ok(n)
 }
