@@ -68,12 +68,10 @@ pub fn record(db: &dyn Sql, feed: &mut Feed, rows: &Qualified, sign: i8, only: O
         None => db.scalar_int(&render::count_rows(rows), &[])?,
         Some(w) => db.scalar_int(&sql::count_where(rows, w), &[])?,
     };
-    if n > 0 {
-        db.execute(&sql::create_pending(&feed.pending(), &feed.table, &feed.columns))?;
-        db.execute(&sql::append_pending(&feed.pending(), rows, &feed.columns, sign, only))?;
-        feed.pending_rows += n;
+    if n == 0 {
+        return Ok(0);
     }
-    Ok(n)
+    into_pending(db, feed, |f| db.execute(&sql::append_pending(&f.pending(), rows, &f.columns, sign, only)).map(|_| n))
 }
 
 /// Runs `insert`, an INSERT into the feed's pending batch, and returns how many rows it
@@ -82,14 +80,13 @@ pub fn record_with(db: &dyn Sql, feed: &mut Feed, insert: &str) -> Result<i64> {
     into_pending(db, feed, |_| db.scalar_int(insert, &[]))
 }
 
-/// Runs `write`, which appends rows to the pending batch (its table made first if it does not
-/// exist: it is kept, emptied, from one capture to the next) and returns how many.
-fn into_pending(db: &dyn Sql, feed: &mut Feed, write: impl FnOnce(&Qualified) -> Result<i64>) -> Result<i64> {
-    let pending = feed.pending();
+/// Runs `write`, which appends rows to the feed's pending batch (its table made first if it does
+/// not exist: it is kept, emptied, from one capture to the next) and returns how many.
+fn into_pending(db: &dyn Sql, feed: &mut Feed, write: impl FnOnce(&Feed) -> Result<i64>) -> Result<i64> {
     if feed.pending_rows == 0 {
-        db.execute(&sql::create_pending(&pending, &feed.table, &feed.columns))?;
+        db.execute(&sql::create_pending(&feed.pending(), &feed.table, &feed.columns))?;
     }
-    let n = write(&pending)?;
+    let n = write(feed)?;
     feed.pending_rows += n;
     Ok(n)
 }
