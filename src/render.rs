@@ -9,6 +9,7 @@ pub mod capture;
 pub mod compile;
 pub mod dialect;
 pub mod ducklake;
+pub mod group_lookup;
 pub mod stored_table;
 pub mod write;
 
@@ -566,6 +567,12 @@ enum Weights {
 }
 
 fn aggregate_rows(d: Dialect, q: &ViewQuery, rows_sql: &str, weights: Weights) -> String {
+    aggregate_rows_by(d, q, rows_sql, weights, &key_columns(q))
+}
+
+/// `aggregate_rows` grouped by the key columns `keys` of the rows (all of the view's, or the
+/// matched ones of a `group_lookup`).
+fn aggregate_rows_by(d: Dialect, q: &ViewQuery, rows_sql: &str, weights: Weights, keys: &[String]) -> String {
     let w = d.ident(WEIGHT);
     let unit = weights != Weights::Signed;
     // x times the row's weight, and the signed number of rows where cond holds
@@ -578,7 +585,6 @@ fn aggregate_rows(d: Dialect, q: &ViewQuery, rows_sql: &str, weights: Weights) -
         }
     };
     let mut cols = Vec::new();
-    let keys = key_columns(q);
     let sets = match &q.shape {
         Shape::Grouped { sets: Some(sets), .. } => Some(sets),
         _ => None,

@@ -41,6 +41,9 @@ pub struct Compiled {
     pub fks: Vec<ForeignKey>,
     /// The group keys that determine the others, which the merge may match on alone.
     pub merge_keys: Option<crate::merge_keys::MergeKeys>,
+    /// The leaves those keys determine that only give group attributes, which a refresh that
+    /// did not change them leaves out of its terms (`merge_keys::GroupLookup`).
+    pub group_lookup: Option<crate::merge_keys::GroupLookup>,
     /// The change source each table declares.
     pub sources: Vec<SourceKind>,
     /// The kind of database the view lives in.
@@ -411,9 +414,11 @@ impl Cache {
             None => last_times(db, &view.at)?,
         };
         let merge_keys = crate::merge_keys::merge_keys(&q, &fks);
+        let group_lookup = merge_keys.as_ref().and_then(|m| crate::merge_keys::group_lookup(&q, m));
         let c = Compiled {
             view,
             merge_keys,
+            group_lookup,
             q,
             outputs,
             tables,

@@ -875,6 +875,16 @@ impl Prepared {
                 for (_, note) in self.unpruned.iter().filter(|(leaf, _)| term.mask & (1 << leaf) != 0) {
                     why += &format!("; {note}");
                 }
+                if let Some(g) = self.group_lookup() {
+                    let left: Vec<&str> = (0..self.c.q.leaves.len())
+                        .filter(|i| g.dropped & (1 << i) != 0)
+                        .map(|i| self.c.q.leaves[i].alias.as_str())
+                        .collect();
+                    why += &format!(
+                        "; {} left out (unchanged, read for group attributes only): looked up for new groups only",
+                        left.join(",")
+                    );
+                }
                 if run <= COMBINE_ABOVE {
                     for r in (0..self.c.q.leaves.len()).filter_map(|i| self.reads_delta_rows(i, term)) {
                         let alias = |leaf: usize| &self.c.q.leaves[leaf].alias;
@@ -964,7 +974,20 @@ impl Prepared {
         }
         let matched = self.merge_keys();
         let Some(readers) = readers else {
-            let delta = render::aggregate_weighted(q, &rows);
+            let delta = match self.group_lookup() {
+                Some(g) => {
+                    let reduced = self.run_terms().iter().map(|t| self.reduced_term_sql(*t, g)).collect::<Vec<_>>();
+                    let sources: Vec<Source> = (0..q.leaves.len()).map(|i| self.term_source(i, false)).collect();
+                    render::group_lookup::looked_up_delta(
+                        q,
+                        &self.c.view.data,
+                        &render::union_all(&reduced),
+                        &sources,
+                        g,
+                    )
+                }
+                None => render::aggregate_weighted(q, &rows),
+            };
             let merge = render::apply_view_delta(self.c.storage, q, &self.c.view.data, &delta, matched);
             match self.plan_class().filter(|_| kept_plans) {
                 Some(class) => merge.iter().try_for_each(|s| db.execute_reusing_plan(s, class))?,
@@ -994,6 +1017,25 @@ impl Prepared {
             self.c.storage == Storage::DuckDb && self.c.sources.iter().all(|s| !matches!(s, SourceKind::DuckLake(_)));
         let made_anew = self.inputs.iter().any(Input::reads_temp_delta);
         (native && !made_anew).then(|| size_class(self.delta_rows()))
+    }
+
+    /// The leaves this refresh leaves out of its terms, looking their group attributes up for
+    /// new groups only (`merge_keys::GroupLookup`): where the merge matches on the keys that
+    /// determine them, none of them changed, the terms are rendered one by one, and the change of
+    /// what the view shows is not recorded for views over it (that reads the whole delta).
+    fn group_lookup(&self) -> Option<&crate::merge_keys::GroupLookup> {
+        let g = self.c.group_lookup.as_ref()?;
+        self.merge_keys()?;
+        let unchanged =
+            (0..self.c.q.leaves.len()).filter(|i| g.dropped & (1 << i) != 0).all(|i| self.leaf_stats(i).rows == 0);
+        let one_by_one = self.nterm.is_none() && self.run_terms().len() <= COMBINE_ABOVE;
+        (unchanged && one_by_one).then_some(g)
+    }
+
+    /// The SQL of a run term without the leaves `g` leaves out.
+    fn reduced_term_sql(&self, term: Term, g: &crate::merge_keys::GroupLookup) -> String {
+        let sources: Vec<Source> = (0..self.c.q.leaves.len()).map(|i| self.term_source_in(i, term)).collect();
+        render::group_lookup::reduced_term(&self.c.q, term, &sources, g)
     }
 
     /// The group keys this refresh's merge matches on when they determine the others: none of
@@ -1568,7 +1610,10 @@ pub fn explain(db: &dyn Sql, cache: &mut Cache, name: &str, opts: Options) -> Re
                 sign: t.sign,
                 status: s,
                 reason: p.reason(t, s),
-                sql: p.term_sql(t),
+                sql: match p.group_lookup().filter(|_| s == TermStatus::Run) {
+                    Some(g) => p.reduced_term_sql(t, g),
+                    None => p.term_sql(t),
+                },
                 mode: p.mode,
                 mode_reason: p.reason.clone(),
             })

@@ -1193,8 +1193,9 @@ class ViewGen:
                 aggs.append(a)
                 has_float |= f
             if shape == "grouped":
+                attribute_only = False
                 keyed = [lf for lf in leaves if lf.table.pk]
-                if keyed and r.random() < 0.2:
+                if keyed and r.random() < 0.4:
                     # a leaf's key with attributes of that leaf (GROUP BY c.id, c.name, ...): the
                     # merge may match on the key alone
                     lf = r.choice(keyed)
@@ -1202,7 +1203,18 @@ class ViewGen:
                     attrs = [c.name for c in lf.table.cols if c.name not in lf.table.pk]
                     for c in r.sample(attrs, min(len(attrs), r.randint(1, 3))):
                         keys.append(f"{lf.alias}.{c}")
-                for _ in range(r.randint(0 if keys else 1, 2 if keys else 3)):
+                    others = [x for x in leaves if x is not lf]
+                    if others and r.random() < 0.5:
+                        # the leaf gives group keys only (aggregates over the others, no other
+                        # key): a refresh that leaves it unchanged may leave it out of its terms
+                        # and look its attributes up for new groups only
+                        aggs, has_float = [], False
+                        for _ in range(r.randint(1, 3)):
+                            a, f = self.aggregate(others)
+                            aggs.append(a)
+                            has_float |= f
+                        attribute_only = True
+                for _ in range(0 if attribute_only else r.randint(0 if keys else 1, 2 if keys else 3)):
                     k = self.group_expr(leaves)
                     if k not in keys:
                         keys.append(k)
