@@ -564,7 +564,7 @@ pub fn view_delta(
     if at_head && (!nets || fresh.stats.rows == 0 || fresh.stats.deletes == 0) {
         return Ok((fresh.delta.clone(), fresh.stats.clone()));
     }
-    if let Some(found) = logged_deltas(db, &[(feed, fresh, nets.then_some(columns))])?.pop().flatten() {
+    if let Some(found) = logged_deltas(db, &[(feed, fresh, nets.then_some(columns))], false)?.0.pop().flatten() {
         return Ok(found);
     }
     let mut parts = Vec::new();
@@ -617,7 +617,17 @@ pub fn nets_deletes(feed: &Feed, columns: &[ColumnDef], parent: bool) -> bool {
 /// netting on the view's columns would not change (each part's third field: the view's columns
 /// where it nets the table's deletes, see `view_delta`) (no copy: the log is read, never dropped,
 /// as a delta outside the temp catalog is only borrowed, see `owned`).
-pub fn logged_deltas(db: &dyn Sql, parts: &[(&Feed, &Fresh, Option<&[ColumnDef]>)]) -> Result<Vec<Option<ViewDelta>>> {
+///
+/// With `speculate`, a log that is the whole delta but for netting is taken as it is, without
+/// asking whether netting would change it, and its position is returned among the second
+/// vector's: the caller nets it only where that matters, when the key check of the parent fails
+/// (a key check that passes proves netting changes nothing: no key is on two rows, and the
+/// view's columns include the key). That saves a statement in the common case (RF2's deletes).
+pub fn logged_deltas(
+    db: &dyn Sql,
+    parts: &[(&Feed, &Fresh, Option<&[ColumnDef]>)],
+    speculate: bool,
+) -> Result<(Vec<Option<ViewDelta>>, Vec<usize>)> {
     let lags = |f: &Feed, fr: &Fresh| fr.delta.is_none() && !f.at_head();
     let mut out: Vec<Option<ViewDelta>> = vec![None; parts.len()];
     // Logs that are whole deltas but for netting: (i, their rows as a delta).
@@ -652,6 +662,13 @@ pub fn logged_deltas(db: &dyn Sql, parts: &[(&Feed, &Fresh, Option<&[ColumnDef]>
     }
     // Netting on the view's columns changes nothing in a log none of whose rows repeats another
     // or is more than one copy: the log is the delta then too (one statement for all of them).
+    if speculate {
+        let unnetted = to_net.iter().map(|(i, _)| *i).collect();
+        for (i, after) in to_net {
+            out[i] = Some((Some(parts[i].0.log()), after));
+        }
+        return Ok((out, unnetted));
+    }
     if !to_net.is_empty() {
         let deltas: Vec<(usize, String, &[ColumnDef])> = to_net
             .iter()
@@ -668,7 +685,7 @@ pub fn logged_deltas(db: &dyn Sql, parts: &[(&Feed, &Fresh, Option<&[ColumnDef]>
             }
         }
     }
-    Ok(out)
+    Ok((out, vec![]))
 }
 
 /// Whether a view's delta is its own temp table, to drop after the refresh (a delta that is the

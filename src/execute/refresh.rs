@@ -51,6 +51,9 @@ struct Input {
     round_owned: bool,
     /// The delta is a round's batch, which the round drops.
     shared_delta: bool,
+    /// The delta is the feed's log taken as it is although the view nets this table's deletes
+    /// (`feeds::logged_deltas` with `speculate`): netted only if its key check fails.
+    unnetted: bool,
 }
 
 impl Input {
@@ -339,8 +342,8 @@ fn first_transaction(db: &dyn Sql, cache: &mut Cache, name: &str, opts: &Options
             (f, fr, feeds::nets_deletes(f, columns, parents[*k]).then_some(columns))
         })
         .collect();
-    let found = feeds::logged_deltas(db, &logged)?;
-    for ((k, feed, fresh), found) in captured.into_iter().zip(found) {
+    let (found, unnetted) = feeds::logged_deltas(db, &logged, true)?;
+    for (j, ((k, feed, fresh), found)) in captured.into_iter().zip(found).enumerate() {
         let (delta, stats) = match found {
             Some(d) => d,
             None => {
@@ -357,7 +360,19 @@ fn first_transaction(db: &dyn Sql, cache: &mut Cache, name: &str, opts: &Options
             switch_to: None,
             round_owned: false,
             shared_delta: false,
+            unnetted: unnetted.contains(&j),
         });
+    }
+    // Where the only rows are in logs taken without netting, netting decides whether there is
+    // anything to do at all (an update of a column the view does not read is nothing).
+    let unnetted_only = inputs.iter().flatten().any(|i| i.unnetted)
+        && inputs.iter().flatten().all(|i| i.unnetted || (i.stats.rows == 0 && i.fresh.delta.is_none()));
+    if unnetted_only {
+        for (k, i) in inputs.iter_mut().enumerate() {
+            if let Some(i) = i.as_mut().filter(|i| i.unnetted) {
+                net_delta(db, i, &c.read_columns[k], &capture::temp_name("delta", k))?;
+            }
+        }
     }
     let all_captured = inputs.iter().all(|i| i.is_some());
     let nothing = all_captured
@@ -505,6 +520,7 @@ fn second_transaction(
                 switch_to,
                 round_owned: false,
                 shared_delta: false,
+                unnetted: false,
             });
             continue;
         }
@@ -517,7 +533,17 @@ fn second_transaction(
                 let shared_delta = delta.is_some() && delta == batch.delta;
                 let fresh = capture::unchanged(&feed);
                 let bounded = capture::lake_state(&feed, &fresh);
-                inputs.push(Input { feed, fresh, delta, stats, bounded, switch_to, round_owned: false, shared_delta });
+                inputs.push(Input {
+                    feed,
+                    fresh,
+                    delta,
+                    stats,
+                    bounded,
+                    switch_to,
+                    round_owned: false,
+                    shared_delta,
+                    unnetted: false,
+                });
                 continue;
             }
         }
@@ -564,22 +590,48 @@ fn second_transaction(
         };
         let round_owned = first_in_round == Some(true) && fresh.delta.is_some();
         let bounded = capture::lake_state(&feed, &fresh);
-        inputs.push(Input { feed, fresh, delta, stats, bounded, switch_to, round_owned, shared_delta: false });
+        inputs.push(Input {
+            feed,
+            fresh,
+            delta,
+            stats,
+            bounded,
+            switch_to,
+            round_owned,
+            shared_delta: false,
+            unnetted: false,
+        });
     }
     let capture_ms = capture_started.elapsed().as_secs_f64() * 1000.0;
-    let leaf_rows: Vec<u64> = c.leaf_table.iter().map(|&k| inputs[k].stats.rows).collect();
-    let shapes: Vec<DeltaShape> = c.leaf_table.iter().map(|&k| inputs[k].stats.shape()).collect();
+    let mut shapes: Vec<DeltaShape> = c.leaf_table.iter().map(|&k| inputs[k].stats.shape()).collect();
     let (relations, fk_pruning, unpruned, covered) = if pruning {
         let relations = facts::proven_relations(&c.q, &c.fks);
-        let coverage = facts::coverage_checks(&relations, &shapes);
-        let checks = passed_key_checks(
-            db,
-            &c,
-            &inputs,
-            &table_rows,
-            &facts::key_checks(&relations, &shapes),
-            &coverage.iter().map(|&i| &relations[i]).collect::<Vec<_>>(),
-        )?;
+        let (coverage, checks) = loop {
+            let coverage = facts::coverage_checks(&relations, &shapes);
+            let checks = passed_key_checks(
+                db,
+                &c,
+                &inputs,
+                &table_rows,
+                &facts::key_checks(&relations, &shapes),
+                &coverage.iter().map(|&i| &relations[i]).collect::<Vec<_>>(),
+            )?;
+            // A parent whose log was taken without netting and failed its check: netted, it may
+            // pass (an update of a column the view does not read cancels); check again.
+            let to_net: Vec<usize> = checks
+                .failed
+                .iter()
+                .map(|(leaf, _)| c.leaf_table[*leaf])
+                .filter(|&k| inputs[k].unnetted)
+                .collect();
+            if to_net.is_empty() {
+                break (coverage, checks);
+            }
+            for k in to_net {
+                net_delta(db, &mut inputs[k], &c.read_columns[k], &capture::temp_name("delta", k))?;
+            }
+            shapes = c.leaf_table.iter().map(|&k| inputs[k].stats.shape()).collect();
+        };
         let pruned = facts::fk_pruning(&relations, &shapes, |k| checks.passed.contains(k));
         let unpruned = checks.failed.into_iter().filter(|(leaf, _)| pruned.skip & (1 << leaf) == 0).collect();
         let covered = coverage.into_iter().zip(checks.covered).filter_map(|(i, ok)| ok.then_some(i)).collect();
@@ -630,6 +682,7 @@ fn second_transaction(
     } else if let Some(why) = full_first {
         (Mode::Full, why)
     } else {
+        let leaf_rows: Vec<u64> = c.leaf_table.iter().map(|&k| inputs[k].stats.rows).collect();
         let chosen = mode::choose(requested, &run_masks, &leaf_rows, &leaf_table_rows);
         let deletes = shapes.iter().any(|s| s.contains(DeltaShape::DELETES));
         match strategy::recomputed_per_group(&c.q, deletes) {
@@ -666,6 +719,17 @@ fn second_transaction(
 /// lineitem, a tenth of a recompute of Q3), so the promise is trusted there, as the insert-only
 /// rule trusts it for inserted keys (docs/fk-aware-pruning.md).
 pub const REFERENCE_CHECK_MAX_ROWS: i64 = 1_000_000;
+
+/// Replaces a delta taken from the log without netting (`Input::unnetted`) by its net change on
+/// the view's columns, in a temp table of its own (`name`; none when nothing is left).
+fn net_delta(db: &dyn Sql, input: &mut Input, columns: &[crate::ir::ColumnDef], name: &Qualified) -> Result<()> {
+    let parts = [render::capture::log_after(&input.feed.log(), columns, input.feed.cursor)];
+    let stats = capture::netted_delta(db, name, &parts, columns)?;
+    input.delta = (stats.rows > 0).then(|| name.clone());
+    input.stats = stats;
+    input.unnetted = false;
+    Ok(())
+}
 
 /// The key checks (`facts::key_checks`) the deltas pass and fail: no key of a deleting parent's delta is
 /// on two rows, and no row of a declared key's child (up to `REFERENCE_CHECK_MAX_ROWS` rows)
