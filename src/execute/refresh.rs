@@ -57,6 +57,27 @@ struct Input {
 }
 
 impl Input {
+    /// A table's input, its delta neither a round's batch nor a log taken without netting.
+    fn new(
+        feed: Feed,
+        fresh: Fresh,
+        (delta, stats): feeds::ViewDelta,
+        bounded: Option<String>,
+        switch_to: Option<SourceKind>,
+    ) -> Input {
+        Input {
+            feed,
+            fresh,
+            delta,
+            stats,
+            bounded,
+            switch_to,
+            round_owned: false,
+            shared_delta: false,
+            unnetted: false,
+        }
+    }
+
     /// Whether the terms read this table's delta from a temp table made in this refresh (its
     /// fresh batch, or a delta of its own).
     fn reads_temp_delta(&self) -> bool {
@@ -344,24 +365,14 @@ fn first_transaction(db: &dyn Sql, cache: &mut Cache, name: &str, opts: &Options
         .collect();
     let (found, unnetted) = feeds::logged_deltas(db, &logged, true)?;
     for (j, ((k, feed, fresh), found)) in captured.into_iter().zip(found).enumerate() {
-        let (delta, stats) = match found {
+        let delta = match found {
             Some(d) => d,
             None => {
                 feeds::view_delta(db, &feed, &fresh, &c.read_columns[k], parents[k], &capture::temp_name("delta", k))?
             }
         };
         let bounded = capture::bounded_state(&feed, &fresh);
-        inputs[k] = Some(Input {
-            feed,
-            fresh,
-            delta,
-            stats,
-            bounded,
-            switch_to: None,
-            round_owned: false,
-            shared_delta: false,
-            unnetted: unnetted.contains(&j),
-        });
+        inputs[k] = Some(Input { unnetted: unnetted.contains(&j), ..Input::new(feed, fresh, delta, bounded, None) });
     }
     // Where the only rows are in logs taken without netting, netting decides whether there is
     // anything to do at all (an update of a column the view does not read is nothing).
@@ -511,17 +522,7 @@ fn second_transaction(
         };
         if let Some(fresh) = restarted {
             let bounded = capture::lake_state(&feed, &fresh);
-            inputs.push(Input {
-                feed,
-                fresh,
-                delta: None,
-                stats: DeltaStats::default(),
-                bounded,
-                switch_to,
-                round_owned: false,
-                shared_delta: false,
-                unnetted: false,
-            });
+            inputs.push(Input::new(feed, fresh, (None, DeltaStats::default()), bounded, switch_to));
             continue;
         }
         if let Some(r) = round.as_deref_mut() {
@@ -533,17 +534,7 @@ fn second_transaction(
                 let shared_delta = delta.is_some() && delta == batch.delta;
                 let fresh = capture::unchanged(&feed);
                 let bounded = capture::lake_state(&feed, &fresh);
-                inputs.push(Input {
-                    feed,
-                    fresh,
-                    delta,
-                    stats,
-                    bounded,
-                    switch_to,
-                    round_owned: false,
-                    shared_delta,
-                    unnetted: false,
-                });
+                inputs.push(Input { shared_delta, ..Input::new(feed, fresh, (delta, stats), bounded, switch_to) });
                 continue;
             }
         }
@@ -590,17 +581,7 @@ fn second_transaction(
         };
         let round_owned = first_in_round == Some(true) && fresh.delta.is_some();
         let bounded = capture::lake_state(&feed, &fresh);
-        inputs.push(Input {
-            feed,
-            fresh,
-            delta,
-            stats,
-            bounded,
-            switch_to,
-            round_owned,
-            shared_delta: false,
-            unnetted: false,
-        });
+        inputs.push(Input { round_owned, ..Input::new(feed, fresh, (delta, stats), bounded, switch_to) });
     }
     let capture_ms = capture_started.elapsed().as_secs_f64() * 1000.0;
     let mut shapes: Vec<DeltaShape> = c.leaf_table.iter().map(|&k| inputs[k].stats.shape()).collect();
@@ -618,12 +599,8 @@ fn second_transaction(
             )?;
             // A parent whose log was taken without netting and failed its check: netted, it may
             // pass (an update of a column the view does not read cancels); check again.
-            let to_net: Vec<usize> = checks
-                .failed
-                .iter()
-                .map(|(leaf, _)| c.leaf_table[*leaf])
-                .filter(|&k| inputs[k].unnetted)
-                .collect();
+            let to_net: Vec<usize> =
+                checks.failed.iter().map(|(leaf, _)| c.leaf_table[*leaf]).filter(|&k| inputs[k].unnetted).collect();
             if to_net.is_empty() {
                 break (coverage, checks);
             }
