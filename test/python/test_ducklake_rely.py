@@ -175,6 +175,43 @@ class DuckLakeRelyTest(unittest.TestCase):
             self.assertEqual(mismatches(con, "by_product", renamed), 0)
             con.close()
 
+    def test_group_attributes_of_lake_tables_are_looked_up(self):
+        """A view in the main database grouped by a lake customer's key and attributes: while the
+        customers and nations do not change, its terms leave them out and look them up for new
+        groups only (src/merge_keys.rs, GroupLookup), also for orders whose customer is NULL or
+        missing; a new customer brings the full terms back. Exact after every refresh."""
+        q = ("SELECT c.ck, c.cname, n.nname, SUM(o.qty) AS qty, COUNT(*) AS n FROM lake.orders o "
+             "JOIN lake.customer c ON o.ck = c.ck JOIN lake.nation n ON c.nk = n.nk GROUP BY c.ck, c.cname, n.nname")
+        with tempfile.TemporaryDirectory() as tmp:
+            con = connect()
+            attach_ducklake(con, tmp)
+            for s in ["CREATE TABLE lake.nation(nk INTEGER, nname VARCHAR)",
+                      "CREATE TABLE lake.customer(ck INTEGER, cname VARCHAR, nk INTEGER)",
+                      "CREATE TABLE lake.orders(ok INTEGER, ck INTEGER, qty INTEGER)",
+                      "INSERT INTO lake.nation SELECT i, 'n' || i FROM range(3) t(i)",
+                      "INSERT INTO lake.customer SELECT i, 'c' || i, i % 3 FROM range(20) t(i)",
+                      "INSERT INTO lake.orders SELECT i, i % 10, i % 7 FROM range(100) t(i)"]:
+                con.execute(s)
+            con.execute("SELECT * FROM openivm_declare_rely_fk('lake.orders', 'ck', 'lake.customer', 'ck')").fetchall()
+            con.execute("SELECT * FROM openivm_declare_rely_fk('lake.customer', 'nk', 'lake.nation', 'nk')").fetchall()
+            con.execute("SELECT * FROM openivm_create('q10', ?)", [q]).fetchall()
+            batches = [
+                (["INSERT INTO lake.orders VALUES (100, 1, 5), (101, 15, 6), (102, NULL, 7), (103, 99, 8)"], True),
+                (["DELETE FROM lake.orders WHERE ok < 10", "INSERT INTO lake.orders VALUES (104, 16, 1)"], True),
+                (["UPDATE lake.orders SET qty = qty + 1 WHERE ok % 3 = 0"], True),
+                (["INSERT INTO lake.customer VALUES (30, 'c30', 1)", "INSERT INTO lake.orders VALUES (105, 30, 2)"],
+                 False),
+            ]
+            for step, (stmts, looked_up) in enumerate(batches):
+                for s in stmts:
+                    con.execute(s)
+                reasons = [r for (r,) in con.execute(
+                    "SELECT reason FROM openivm_explain('q10') WHERE status = 'run'").fetchall()]
+                self.assertEqual(any("looked up for new groups only" in r for r in reasons), looked_up, step)
+                con.execute("SELECT * FROM refresh('q10')").fetchall()
+                self.assertEqual(mismatches(con, "q10", q), 0, step)
+            con.close()
+
 
 if __name__ == "__main__":
     unittest.main()
