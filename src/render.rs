@@ -377,6 +377,19 @@ pub fn term_select_in(d: Dialect, q: &ViewQuery, term: Term, sources: &[Source])
             None => (0..spans.len()).map(one).collect::<Vec<_>>().join(" UNION ALL "),
         };
     }
+    term_select_over(d, q, term, sources, 0, &payload(q))
+}
+
+/// A term of a view without branches over its leaves not in `left_out` (a mask; 0 for all):
+/// their sources, the predicates that read only them, `payload` and the row weight.
+fn term_select_over(
+    d: Dialect,
+    q: &ViewQuery,
+    term: Term,
+    sources: &[Source],
+    left_out: u32,
+    payload: &[(Expr, String)],
+) -> String {
     let aliases = aliases(q);
     let mut weight = vec![term.sign.to_string()];
     for (i, a) in aliases.iter().enumerate() {
@@ -384,11 +397,25 @@ pub fn term_select_in(d: Dialect, q: &ViewQuery, term: Term, sources: &[Source])
             weight.push(format!("{}.{}", d.ident(a), d.ident(MULTIPLICITY)));
         }
     }
-    let from = list(sources.iter().zip(&aliases), ", ", |(s, a)| format!("{} AS {}", relation(d, s), d.ident(a)));
+    let from = from_leaves(d, sources, &aliases, |i| left_out & (1 << i) == 0);
     let mut cols: Vec<String> =
-        payload(q).iter().map(|(e, n)| format!("{} AS {}", expr_in(d, e, &aliases), d.ident(n))).collect();
+        payload.iter().map(|(e, n)| format!("{} AS {}", expr_in(d, e, &aliases), d.ident(n))).collect();
     cols.push(format!("({}) AS {}", weight.join(" * "), d.ident(WEIGHT)));
-    format!("SELECT {} FROM {} WHERE {}", cols.join(", "), from, conjunction(d, &q.predicates, &aliases))
+    let kept: Vec<Expr>;
+    let predicates = if left_out == 0 {
+        &q.predicates
+    } else {
+        kept = q.predicates.iter().filter(|p| crate::merge_keys::leaves_read(p) & left_out == 0).cloned().collect();
+        &kept
+    };
+    format!("SELECT {} FROM {} WHERE {}", cols.join(", "), from, conjunction(d, predicates, &aliases))
+}
+
+/// The FROM list of the leaves `keep` keeps: each leaf's source under its alias.
+fn from_leaves(d: Dialect, sources: &[Source], aliases: &[String], keep: impl Fn(usize) -> bool) -> String {
+    list(sources.iter().zip(aliases).enumerate().filter(|(i, _)| keep(*i)), ", ", |(_, (s, a))| {
+        format!("{} AS {}", relation(d, s), d.ident(a))
+    })
 }
 
 /// The relation a source stands for, as a FROM item without its alias.

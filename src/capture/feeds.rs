@@ -660,8 +660,6 @@ pub fn logged_deltas(
             found(i, f, after, whole, *nets);
         }
     }
-    // Netting on the view's columns changes nothing in a log none of whose rows repeats another
-    // or is more than one copy: the log is the delta then too (one statement for all of them).
     if speculate {
         let unnetted = to_net.iter().map(|(i, _)| *i).collect();
         for (i, after) in to_net {
@@ -669,6 +667,8 @@ pub fn logged_deltas(
         }
         return Ok((out, unnetted));
     }
+    // Netting on the view's columns changes nothing in a log none of whose rows repeats another
+    // or is more than one copy: the log is the delta then too (one statement for all of them).
     if !to_net.is_empty() {
         let deltas: Vec<(usize, String, &[ColumnDef])> = to_net
             .iter()

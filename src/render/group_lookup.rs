@@ -2,8 +2,9 @@
 //! attributes up for new groups only (see `merge_keys::GroupLookup` for the rule and why it is
 //! exact).
 
-use super::{aggregate_rows_by, aliases, conjunction, expr_in, key_columns, list, payload, relation, Source, Weights};
-use super::{Dialect, Qualified, MULTIPLICITY, WEIGHT};
+use super::{aggregate_rows_by, aliases, expr_in, from_leaves, key_columns, list, payload, term_select_over};
+use super::{Dialect, Qualified, Source, Weights};
+use crate::ast::Expr;
 use crate::ir::{stored, Shape, ViewQuery};
 use crate::merge_keys::{leaves_read, GroupLookup};
 use crate::plan::Term;
@@ -12,36 +13,17 @@ use crate::plan::Term;
 /// predicates that read them are not applied (the links and the predicates among them), and the
 /// matched keys are read from their substitutes; the other group keys are not projected.
 pub fn reduced_term(q: &ViewQuery, term: Term, sources: &[Source], g: &GroupLookup) -> String {
-    let d = Dialect::DuckDb;
-    let aliases = aliases(q);
-    let kept = |i: usize| g.dropped & (1 << i) == 0;
-    let mut weight = vec![term.sign.to_string()];
-    for (i, a) in aliases.iter().enumerate().filter(|(i, _)| term.mask & (1 << i) != 0) {
-        debug_assert!(kept(i), "a left-out leaf has no delta in the refreshes that leave it out");
-        weight.push(format!("{}.{}", d.ident(a), d.ident(MULTIPLICITY)));
-    }
-    let from = list(sources.iter().zip(&aliases).enumerate().filter(|(i, _)| kept(*i)), ", ", |(_, (s, a))| {
-        format!("{} AS {}", relation(d, s), d.ident(a))
-    });
-    let keys = match &q.shape {
-        Shape::Grouped { keys, .. } => keys.len(),
-        Shape::Bag { .. } => 0,
-    };
-    let mut cols = Vec::new();
-    for (i, (e, name)) in payload(q).into_iter().enumerate() {
-        let e = if i < keys {
-            match g.links.iter().find(|l| l.position == i) {
-                Some(link) => link.substitute.clone(),
-                None => continue,
-            }
-        } else {
-            e
-        };
-        cols.push(format!("{} AS {}", expr_in(d, &e, &aliases), d.ident(&name)));
-    }
-    cols.push(format!("({}) AS {}", weight.join(" * "), d.ident(WEIGHT)));
-    let predicates: Vec<_> = q.predicates.iter().filter(|p| leaves_read(p) & g.dropped == 0).cloned().collect();
-    format!("SELECT {} FROM {} WHERE {}", cols.join(", "), from, conjunction(d, &predicates, &aliases))
+    debug_assert!(term.mask & g.dropped == 0, "a left-out leaf has no delta in the refreshes that leave it out");
+    let keys = key_columns(q).len();
+    let payload: Vec<(Expr, String)> = payload(q)
+        .into_iter()
+        .enumerate()
+        .filter_map(|(i, (e, name))| match g.links.iter().find(|l| l.position == i) {
+            Some(link) => Some((link.substitute.clone(), name)),
+            None => (i >= keys).then_some((e, name)),
+        })
+        .collect();
+    term_select_over(Dialect::DuckDb, q, term, sources, g.dropped, &payload)
 }
 
 /// The view delta of reduced terms' rows (`rows_sql`) with every group key, ready for the
@@ -64,11 +46,7 @@ pub fn looked_up_delta(q: &ViewQuery, data: &Qualified, rows_sql: &str, sources:
         same_keys("openivm_s", "openivm_dk0")
     );
     // The lookup: the left-out leaves with the predicates among them, for the new keys.
-    let from = list(
-        sources.iter().zip(&aliases).enumerate().filter(|(i, _)| g.dropped & (1 << i) != 0),
-        ", ",
-        |(_, (s, a))| format!("{} AS {}", relation(d, s), d.ident(a)),
-    );
+    let from = from_leaves(d, sources, &aliases, |i| g.dropped & (1 << i) != 0);
     let mut predicates: Vec<String> =
         q.predicates.iter().filter(|p| leaves_read(p) & !g.dropped == 0).map(|p| expr_in(d, p, &aliases)).collect();
     predicates.extend(g.links.iter().map(|l| {
