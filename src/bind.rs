@@ -1444,23 +1444,18 @@ pub mod tests {
         // SELECT p.name, SUM(f.amount) FROM fact f JOIN product p ON f.pid = p.pid
         //   JOIN store s ON f.sid = s.sid GROUP BY p.name
         Select {
-            items: vec![
-                SelectItem { expr: col("p", "name"), alias: None },
-                SelectItem { expr: func("sum", vec![col("f", "amount")]), alias: Some("total".into()) },
-            ],
-            from: join(
-                join(table("fact", "f"), table("product", "p"), eq(col("f", "pid"), col("p", "pid"))),
-                table("store", "s"),
-                eq(col("f", "sid"), col("s", "sid")),
-            ),
-            where_clause: None,
             group_by: vec![col("p", "name")],
-            group_by_all: false,
-            grouping_sets: None,
-            presentation: Default::default(),
-            semi_joins: vec![],
-            by_values: None,
-            distinct_on: vec![],
+            ..Select::plain(
+                vec![
+                    SelectItem { expr: col("p", "name"), alias: None },
+                    SelectItem { expr: func("sum", vec![col("f", "amount")]), alias: Some("total".into()) },
+                ],
+                join(
+                    join(table("fact", "f"), table("product", "p"), eq(col("f", "pid"), col("p", "pid"))),
+                    table("store", "s"),
+                    eq(col("f", "sid"), col("s", "sid")),
+                ),
+            )
         }
     }
 
@@ -1561,19 +1556,14 @@ pub mod tests {
         //   SELECT pid, id FROM fact WHERE sid = 1) u JOIN product p ON u.pid = p.pid GROUP BY p.name
         let branch = |v: &str, filter: Option<Expr>| UnionBranch {
             select: Select {
-                items: vec![
-                    SelectItem { expr: Expr::Column(vec!["pid".into()]), alias: None },
-                    SelectItem { expr: Expr::Column(vec![v.into()]), alias: Some("v".into()) },
-                ],
-                from: table("fact", "fact"),
                 where_clause: filter,
-                group_by: vec![],
-                group_by_all: false,
-                grouping_sets: None,
-                presentation: Default::default(),
-                semi_joins: vec![],
-                by_values: None,
-                distinct_on: vec![],
+                ..Select::plain(
+                    vec![
+                        SelectItem { expr: Expr::Column(vec!["pid".into()]), alias: None },
+                        SelectItem { expr: Expr::Column(vec![v.into()]), alias: Some("v".into()) },
+                    ],
+                    table("fact", "fact"),
+                )
             },
             tree: String::new(),
             side: 0,
@@ -1615,41 +1605,31 @@ pub mod tests {
         //   FROM fact f JOIN product p ON f.pid = p.pid WHERE f.amount > 0) s ON s.sid = st.sid GROUP BY s.n
         let cat = TestCatalog::star();
         let inner = Select {
-            items: vec![
-                SelectItem { expr: col("p", "name"), alias: Some("n".into()) },
-                SelectItem { expr: col("f", "sid"), alias: None },
-                SelectItem { expr: col("f", "amount"), alias: Some("amt".into()) },
-            ],
-            from: join(table("fact", "f"), table("product", "p"), eq(col("f", "pid"), col("p", "pid"))),
             where_clause: Some(Expr::Compare {
                 op: CompareOp::Gt,
                 left: Box::new(col("f", "amount")),
                 right: Box::new(Expr::Constant(Constant::Integer(0))),
             }),
-            group_by: vec![],
-            group_by_all: false,
-            grouping_sets: None,
-            presentation: Default::default(),
-            semi_joins: vec![],
-            by_values: None,
-            distinct_on: vec![],
+            ..Select::plain(
+                vec![
+                    SelectItem { expr: col("p", "name"), alias: Some("n".into()) },
+                    SelectItem { expr: col("f", "sid"), alias: None },
+                    SelectItem { expr: col("f", "amount"), alias: Some("amt".into()) },
+                ],
+                join(table("fact", "f"), table("product", "p"), eq(col("f", "pid"), col("p", "pid"))),
+            )
         };
         let sub =
             FromItem::Subquery { select: Box::new(inner.clone()), alias: "s".into(), columns: vec![], tree: None };
         let outer = Select {
-            items: vec![
-                SelectItem { expr: col("s", "n"), alias: None },
-                SelectItem { expr: func("sum", vec![col("s", "amt")]), alias: None },
-            ],
-            from: join(table("store", "f"), sub, eq(col("s", "sid"), col("f", "sid"))),
-            where_clause: None,
             group_by: vec![col("s", "n")],
-            group_by_all: false,
-            grouping_sets: None,
-            presentation: Default::default(),
-            semi_joins: vec![],
-            by_values: None,
-            distinct_on: vec![],
+            ..Select::plain(
+                vec![
+                    SelectItem { expr: col("s", "n"), alias: None },
+                    SelectItem { expr: func("sum", vec![col("s", "amt")]), alias: None },
+                ],
+                join(table("store", "f"), sub, eq(col("s", "sid"), col("f", "sid"))),
+            )
         };
         let q = bind(outer, &cat).unwrap();
         // the outer leaf keeps its alias; the inner fact (also aliased f) is renamed
@@ -1755,18 +1735,7 @@ pub mod tests {
     }
 
     fn outer_with(from: FromItem, item: Expr) -> Select {
-        Select {
-            items: vec![SelectItem { expr: item, alias: None }],
-            from,
-            where_clause: None,
-            group_by: vec![],
-            group_by_all: false,
-            grouping_sets: None,
-            presentation: Default::default(),
-            semi_joins: vec![],
-            by_values: None,
-            distinct_on: vec![],
-        }
+        Select::plain(vec![SelectItem { expr: item, alias: None }], from)
     }
 
     #[test]
@@ -1830,16 +1799,11 @@ pub mod tests {
         let cat = TypedCatalog(TestCatalog::star());
         let at = || col("e", "at");
         let select = |items: Vec<Expr>, group_by: Vec<Expr>| Select {
-            items: items.into_iter().map(|expr| SelectItem { expr, alias: None }).collect(),
-            from: table("event", "e"),
-            where_clause: None,
             group_by,
-            group_by_all: false,
-            grouping_sets: None,
-            presentation: Default::default(),
-            semi_joins: vec![],
-            by_values: None,
-            distinct_on: vec![],
+            ..Select::plain(
+                items.into_iter().map(|expr| SelectItem { expr, alias: None }).collect(),
+                table("event", "e"),
+            )
         };
         let q = bind(select(vec![at(), func("sum", vec![col("e", "amount")])], vec![at()]), &cat).unwrap();
         let Shape::Grouped { aggregates, .. } = q.shape else { panic!() };

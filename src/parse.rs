@@ -860,16 +860,13 @@ fn select_node(node: RawNode, outer_ctes: &[Cte]) -> Result<Select> {
         None => (None, vec![]),
     };
     let select = Select {
-        items,
-        from,
         semi_joins,
-        by_values: None,
-        distinct_on: vec![],
         where_clause: where_clause.map(expr).transpose()?,
         group_by: node.group_expressions.into_iter().map(expr).collect::<Result<_>>()?,
         group_by_all,
         grouping_sets,
         presentation,
+        ..Select::plain(items, from)
     };
     if distinct_on.is_empty() {
         Ok(select)
@@ -1551,19 +1548,14 @@ mod tests {
         let order = |k: Expr, descending: Option<bool>| crate::ast::OrderItem { key: k, descending, nulls_first: None };
         // SELECT DISTINCT ON (g) g, x AS v FROM t ORDER BY g, y DESC
         let select = Select {
-            items: vec![item(col(&["g"]), None), item(col(&["x"]), Some("v"))],
-            from: FromItem::Table { name: TableName { catalog: None, schema: None, name: "t".into() }, alias: None },
-            where_clause: None,
-            group_by: vec![],
-            group_by_all: false,
-            grouping_sets: None,
             presentation: crate::ast::Presentation {
                 order_by: vec![order(col(&["g"]), None), order(col(&["y"]), Some(true))],
                 ..Default::default()
             },
-            semi_joins: vec![],
-            by_values: None,
-            distinct_on: vec![],
+            ..Select::plain(
+                vec![item(col(&["g"]), None), item(col(&["x"]), Some("v"))],
+                FromItem::Table { name: TableName { catalog: None, schema: None, name: "t".into() }, alias: None },
+            )
         };
         let g = distinct_on_as_groups(select.clone(), vec![col(&["g"])]).unwrap();
         assert_eq!(g.group_by, vec![col(&["g"])]);

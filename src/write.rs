@@ -239,18 +239,8 @@ pub fn bind_assignments(
         }
         targets.push(c.clone());
     }
-    let values = Select {
-        items: items.into_iter().map(|(_, v)| SelectItem { expr: v, alias: None }).collect(),
-        from: probe_from(t),
-        where_clause: None,
-        group_by: vec![],
-        group_by_all: false,
-        grouping_sets: None,
-        presentation: Default::default(),
-        semi_joins: vec![],
-        by_values: None,
-        distinct_on: vec![],
-    };
+    let values =
+        Select::plain(items.into_iter().map(|(_, v)| SelectItem { expr: v, alias: None }).collect(), probe_from(t));
     let q = bind(values, cat).map_err(|e| in_fragment("assignments", e))?;
     let Shape::Bag { outputs, .. } = q.shape else {
         return Err(Error::InvalidArgument("an assignment must not aggregate".into()));
@@ -481,18 +471,7 @@ mod tests {
     }
 
     fn probe(items: Vec<SelectItem>, where_clause: Option<Expr>) -> Select {
-        Select {
-            items,
-            from: probe_from(&t()),
-            where_clause,
-            group_by: vec![],
-            group_by_all: false,
-            grouping_sets: None,
-            presentation: Default::default(),
-            semi_joins: vec![],
-            by_values: None,
-            distinct_on: vec![],
-        }
+        Select { where_clause, ..Select::plain(items, probe_from(&t())) }
     }
 
     #[test]
