@@ -61,14 +61,15 @@ CREATE TABLE IF NOT EXISTS openivm.feeds (
     source        VARCHAR NOT NULL,   -- 'diff', 'append_only' or 'recorded'
     key_column    VARCHAR,            -- append_only: the declared ever-increasing column, JSON {name, ty} (NULL: rowid)
     watermark     VARCHAR,            -- append_only: the next rowid, or the largest key captured (or recorded)
-    row_count     BIGINT NOT NULL,    -- append_only, recorded: rows of the table at the last capture, plus the pending batch's net rows
+    row_count     BIGINT NOT NULL,    -- append_only, recorded: rows of the table at the last capture, plus the open batch's net rows
     size_seen     BIGINT NOT NULL,    -- duckdb_tables().estimated_size at the last capture
     seq           BIGINT NOT NULL,    -- number of the last captured batch
     log_rows      BIGINT NOT NULL     -- rows in the change log (batches some view has not seen)
 );
 
--- Rows of the feed's pending batch (`openivm.pending_<id>`): deltas recorded by writes through
--- openivm_insert / openivm_delete / openivm_update since the feed's last capture. Added after the
+-- Rows of the feed's open batch: deltas recorded by writes through openivm_insert /
+-- openivm_delete / openivm_update since the feed's last capture, kept in its log as batch seq + 1
+-- (earlier versions kept them in a table of their own, `openivm.pending_<id>`). Added after the
 -- first release.
 ALTER TABLE openivm.feeds ADD COLUMN IF NOT EXISTS pending_rows BIGINT DEFAULT 0;
 

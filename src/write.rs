@@ -326,15 +326,6 @@ fn recorded_rows(feed: &Feed) -> Option<String> {
     }
 }
 
-/// The condition "no capture has read this row yet" of a key-declared append-only feed (None
-/// for other feeds, whose every row is recorded).
-fn unseen(feed: &Feed) -> Option<String> {
-    match &feed.kind {
-        SourceKind::AppendOnly(pos) => Some(capture_sql::after(pos, feed.watermark.as_deref())),
-        _ => None,
-    }
-}
-
 /// How many rows a write's predicate selects past the feed's watermark (0 without one): the
 /// rows it changes without recording them.
 fn unrecorded_rows(db: &dyn Sql, feed: &Feed, target: &Target) -> Result<i64> {
@@ -363,6 +354,7 @@ fn check_same(written: i64, read: i64, what: &str) -> Result<()> {
 /// `openivm_insert(table, query)`.
 pub fn insert(db: &dyn Sql, cache: &mut Cache, table_arg: &str, query: &str) -> Result<Written> {
     in_transaction(db, || {
+        cache.upgrade_before_write(db)?;
         let cat = WriteCatalog::new(db, cache.functions());
         let (t, columns) = cat.target_table(table_arg)?;
         let rows_sql = bind_query(db, &cat, &t, &columns, query)?;
@@ -389,20 +381,21 @@ pub fn insert(db: &dyn Sql, cache: &mut Cache, table_arg: &str, query: &str) -> 
 /// `openivm_delete(table, predicate)`.
 pub fn delete(db: &dyn Sql, cache: &mut Cache, table_arg: &str, predicate: Option<&str>) -> Result<Written> {
     in_transaction(db, || {
+        cache.upgrade_before_write(db)?;
         let cat = WriteCatalog::new(db, cache.functions());
         let (t, _) = cat.target_table(table_arg)?;
         let target = bind_predicate(db, &cat, &t, predicate)?;
         let Some(mut feed) = recording_feed(db, &cat, &t, Op::Delete)? else {
             return Ok(Written { table: qualified(&t), rows: run_dml(db, &sql::delete(&target))? });
         };
-        // The rows as they are go into the pending batch, then the same predicate deletes them;
-        // rows past an append-only watermark are recorded with multiplicity 0.
-        let unseen_rows = unseen(&feed);
+        // The rows as they are go into the open batch, then the same predicate deletes them;
+        // rows past an append-only watermark, which the next capture finds deleted, are counted.
+        let only = recorded_rows(&feed);
         let unrecorded = unrecorded_rows(db, &feed, &target)?;
-        let record = sql::record_deleted(&feed.pending(), &target, &feed.columns, unseen_rows.as_deref());
+        let record = sql::record_deleted(&feed.open_batch(), &target, &feed.columns, only.as_deref());
         let recorded = recorded::record_with(db, &mut feed, &record)?;
         let n = run_dml(db, &sql::delete(&target))?;
-        check_same(n, recorded, "delete")?;
+        check_same(n, recorded + unrecorded, "delete")?;
         feed.row_count -= n - unrecorded;
         feed.save(db)?;
         Ok(Written { table: qualified(&t), rows: n })
@@ -418,6 +411,7 @@ pub fn update(
     predicate: Option<&str>,
 ) -> Result<Written> {
     in_transaction(db, || {
+        cache.upgrade_before_write(db)?;
         let cat = WriteCatalog::new(db, cache.functions());
         let (t, columns) = cat.target_table(table_arg)?;
         let set = bind_assignments(db, &cat, &t, &columns, assignments)?;
@@ -438,7 +432,7 @@ pub fn update(
         let n = if touches_feed {
             // Old (-1) and new (+1) rows, recorded from one read of the table before the update.
             let only = recorded_rows(&feed);
-            let record = sql::record_updated(&feed.pending(), &target, &set, &feed.columns, only.as_deref());
+            let record = sql::record_updated(&feed.open_batch(), &target, &set, &feed.columns, only.as_deref());
             let m = recorded::record_with(db, &mut feed, &record)?;
             let unseen = unrecorded_rows(db, &feed, &target)?;
             let n = run_dml(db, &sql::update(&target, &set))?;

@@ -9,8 +9,8 @@
 //! count and cannot be seen without reading the whole table: `openivm_verify` finds it.
 //!
 //! Deletes and updates made through openivm (`write`) on a key-declared table are recorded in
-//! the feed's pending batch, which a capture adds to the rows past the watermark; the feed's
-//! row count then already includes the pending batch's net rows.
+//! the feed's open batch, which a capture adds to the rows past the watermark; the feed's row
+//! count then already includes the open batch's net rows.
 
 use super::feeds::Feed;
 use super::{temp_name, DeltaStats, Fresh};
@@ -53,21 +53,21 @@ pub fn capture(db: &dyn Sql, feed: &Feed, pos: &Position, name: &str, size_now: 
     finish(db, feed, pos, fresh, row.first(), size_now)
 }
 
-/// The first half of a capture: the rows past the watermark and the feed's pending batch, into
-/// one temp table. Several captures read their statistics in one statement (`sql::fresh_stats`)
+/// The first half of a capture: the rows past the watermark and the feed's open batch, into one
+/// temp table. Several captures read their statistics in one statement (`sql::fresh_stats`)
 /// before `finish`.
 pub fn read(db: &dyn Sql, feed: &Feed, pos: &Position, name: &str) -> Result<Qualified> {
     let fresh = temp_name(name, 0);
-    let pending = (feed.pending_rows > 0).then(|| feed.pending());
+    let open = (feed.pending_rows > 0).then(|| feed.open_batch());
     db.execute(&render::create_temp_table_as(
         &fresh,
-        &sql::rows_after(&feed.table, &feed.columns, pos, feed.watermark.as_deref(), pending.as_ref()),
+        &sql::rows_after(&feed.table, &feed.columns, pos, feed.watermark.as_deref(), open.as_ref()),
     ))?;
     Ok(fresh)
 }
 
 /// The second half of a capture, from the row of `sql::fresh_stats` for the rows `read` took:
-/// the promise check, the pending batch, the new watermark.
+/// the promise check, the open batch, the new watermark.
 pub fn finish(
     db: &dyn Sql,
     feed: &Feed,
@@ -107,7 +107,18 @@ pub fn finish(
         (Position::RowId, Some(max)) => Some((max.parse::<i64>().unwrap_or(0) + 1).to_string()),
         (Position::Key(_), Some(max)) => Some(max),
     };
-    Ok(Fresh { delta, stats, watermark, row_count: count, size_seen, net: None, took_pending: feed.pending_rows > 0 })
+    // The rows without a position came from the open batch.
+    let logged = stats.rows.saturating_sub(appended.rows);
+    Ok(Fresh {
+        delta,
+        stats,
+        watermark,
+        row_count: count,
+        size_seen,
+        net: None,
+        took_pending: feed.pending_rows > 0,
+        logged,
+    })
 }
 
 #[cfg(test)]

@@ -37,6 +37,7 @@ pub fn capture(db: &dyn Sql, feed: &Feed, name: &str, size_now: i64) -> Result<F
         size_seen: size_now,
         net: Some(net),
         took_pending: false,
+        logged: 0,
     })
 }
 

@@ -4,7 +4,10 @@
 //! A feed numbers its captured batches (`seq`). A view's cursor is the last batch it applied.
 //! A batch is written to the feed's change log (`openivm.log_<id>`) only when some other view
 //! has not applied it yet, and the log keeps only batches some cursor has not passed: a single
-//! view over a table never writes its deltas anywhere but a temp table.
+//! view over a table never writes its deltas anywhere but a temp table. The one exception is
+//! the feed's open batch: writes through openivm record their rows in the log as batch `seq +
+//! 1`, which every reader of the log leaves out (it reads up to `seq`) until a capture makes
+//! them part of that batch where they are.
 
 use super::{append_only, diff, DeltaStats, Fresh, SourceKind};
 use crate::db::{Cells, Row, Sql};
@@ -26,6 +29,7 @@ use crate::sql::capture::FEED_INSERT;
 use crate::sql::capture::FEED_MIN_CURSOR;
 use crate::sql::capture::FEED_NEXT_ID;
 use crate::sql::capture::FEED_SET_COLUMNS;
+use crate::sql::capture::LEGACY_PENDING;
 
 /// The internal schema of the database holding the metadata.
 pub const SCHEMA: &str = "openivm";
@@ -49,8 +53,8 @@ pub struct Feed {
     pub size_seen: i64,
     pub seq: i64,
     pub log_rows: i64,
-    /// Rows of the pending batch: deltas recorded by writes through openivm since the last
-    /// capture (`openivm.pending_<id>`), which the next capture takes in.
+    /// Rows of the open batch: deltas recorded by writes through openivm since the last capture
+    /// (`open_batch`), which the next capture takes in.
     pub pending_rows: i64,
     /// Rows and deleted rows of batch `seq` as logged (-1: not known), see `logged_deltas`.
     pub batch_rows: i64,
@@ -82,8 +86,14 @@ impl Feed {
         self.internal("log")
     }
 
-    /// The pending batch: deltas recorded by writes through openivm, not captured yet.
-    pub fn pending(&self) -> Qualified {
+    /// The open batch: deltas recorded by writes through openivm, not captured yet, in the log
+    /// as the batch after the newest.
+    pub fn open_batch(&self) -> sql::OpenBatch {
+        sql::OpenBatch { log: self.log(), seq: self.seq + 1 }
+    }
+
+    /// Where earlier versions kept the open batch, in a table of its own (`upgrade`).
+    fn legacy_pending(&self) -> Qualified {
         self.internal("pending")
     }
 
@@ -161,7 +171,12 @@ impl Feed {
     /// capture counted, and the log's rows. None: the log must be counted.
     fn known_log_counts(&self) -> Option<(DeltaStats, u64)> {
         let just_the_last = self.cursor >= 0 && self.cursor + 1 == self.seq;
-        if !just_the_last || self.batch_rows <= 0 || self.batch_deletes < 0 || self.log_rows != self.batch_rows {
+        if !just_the_last
+            || self.batch_rows <= 0
+            || self.batch_deletes < 0
+            || self.log_rows != self.batch_rows
+            || self.pending_rows != 0
+        {
             return None;
         }
         let after = DeltaStats { rows: self.batch_rows as u64, deletes: self.batch_deletes as u64 };
@@ -503,11 +518,12 @@ fn add_columns(db: &dyn Sql, feed: &mut Feed, columns: &[ColumnDef], table_colum
         return Ok(false);
     }
     feed.columns = table_columns.iter().filter(|c| feed.columns.contains(c) || added.contains(c)).cloned().collect();
+    // The open batch is empty here (the feed's last batch was captured, or the feed restarts):
+    // the widened log's new columns are NULL only in batches captured before.
+    if feed.pending_rows != 0 {
+        return Err(Error::Internal("a feed widened with writes recorded and not captured".into()));
+    }
     db.execute_all(&sql::widened_log(&feed.log(), &added))?;
-    // The pending batch is empty here (the feed's last batch was captured, or the feed restarts),
-    // but its table may still exist, with the old columns: the next write through openivm makes
-    // it again with the new ones.
-    db.execute(&render::drop_table(&feed.pending()))?;
     Ok(true)
 }
 
@@ -569,7 +585,7 @@ pub fn view_delta(
     }
     let mut parts = Vec::new();
     if !at_head {
-        parts.push(sql::log_after(&feed.log(), columns, feed.cursor));
+        parts.push(sql::log_after(&feed.log(), columns, feed.cursor, feed.seq));
     }
     if let Some(d) = &fresh.delta {
         parts.push(sql::delta_of(d, columns));
@@ -639,11 +655,11 @@ pub fn logged_deltas(
         }
     };
     // A view one batch behind a log holding just that batch knows the counts without reading.
-    let mut logs: Vec<(usize, Qualified, i64)> = Vec::new();
+    let mut logs: Vec<(usize, Qualified, i64, i64)> = Vec::new();
     for (i, (f, _, nets)) in parts.iter().enumerate().filter(|(_, (f, fr, _))| lags(f, fr)) {
         match f.known_log_counts() {
             Some((after, whole)) => found(i, f, after, whole, *nets),
-            None => logs.push((i, f.log(), f.cursor)),
+            None => logs.push((i, f.log(), f.cursor, f.seq)),
         }
     }
     if !logs.is_empty() {
@@ -675,7 +691,7 @@ pub fn logged_deltas(
             .filter_map(|(i, _)| {
                 let (f, _, cols) = parts.get(*i)?;
                 let cols = (*cols)?;
-                Some((*i, sql::log_after(&f.log(), cols, f.cursor), cols))
+                Some((*i, sql::log_after(&f.log(), cols, f.cursor, f.seq), cols))
             })
             .collect();
         let changed = nettable(db, &deltas)?;
@@ -775,12 +791,20 @@ pub fn commit(
         || fresh.took_pending;
     let mut appended = false;
     if changed {
+        let mut advanced = false;
         if let Some(d) = fresh.delta.as_ref().filter(|_| fresh.stats.rows > 0) {
             feed.seq += 1;
+            advanced = true;
+            // The rows from the open batch are this batch in the log already.
             if others > 0 {
-                db.execute(&sql::append_log(&feed.log(), d, &feed.columns, feed.seq))?;
-                feed.log_rows += fresh.stats.rows as i64;
+                append_rest(db, feed, d, fresh, feed.seq)?;
+                feed.log_rows += fresh.logged as i64;
                 feed.logged(&fresh.stats);
+                appended = true;
+            } else if fresh.logged > 0 {
+                feed.log_rows += fresh.logged as i64;
+                feed.batch_rows = -1;
+                feed.batch_deletes = -1;
                 appended = true;
             }
         }
@@ -788,7 +812,11 @@ pub fn commit(
             diff::advance(db, feed, fresh)?;
         }
         if fresh.took_pending {
-            clear_pending(db, feed)?;
+            if advanced {
+                feed.pending_rows = 0;
+            } else {
+                clear_pending(db, feed)?;
+            }
         }
         feed.watermark = fresh.watermark.clone();
         feed.row_count = fresh.row_count;
@@ -860,13 +888,21 @@ fn add_cursor(db: &dyn Sql, feed: &mut Feed, schema: &str, view: &str, seq: i64)
     Ok(())
 }
 
-/// Forgets the pending batch (taken in by a capture, or of a feed that restarts). Its table is
-/// emptied, not dropped: DDL committed in a database makes DuckDB plan every prepared statement
-/// on it again, openivm's kept merges included, so dropping it at each capture and making it
-/// again at the next write cost every following refresh its plans.
+/// Appends the rows of a fresh batch `seq` that are not in the log yet (those from the open
+/// batch are, and the caller counted them) to the log.
+fn append_rest(db: &dyn Sql, feed: &mut Feed, delta: &Qualified, fresh: &Fresh, seq: i64) -> Result<()> {
+    if fresh.stats.rows > fresh.logged {
+        db.execute(&sql::append_log(&feed.log(), delta, &feed.columns, seq, fresh.logged > 0))?;
+    }
+    feed.log_rows += fresh.stats.rows as i64 - fresh.logged as i64;
+    Ok(())
+}
+
+/// Forgets the open batch (of a feed that restarts from its table as it is, or taken in by a
+/// capture that found nothing in it).
 fn clear_pending(db: &dyn Sql, feed: &mut Feed) -> Result<()> {
     if feed.pending_rows > 0 {
-        db.execute(&render::delete_all(&feed.pending()))?;
+        db.execute(&sql::drop_open_batch(&feed.log(), feed.seq))?;
         feed.pending_rows = 0;
     }
     Ok(())
@@ -885,8 +921,7 @@ pub fn log_for_laggards(db: &dyn Sql, catalog: &str, id: i64, fresh: &Fresh, seq
     let Some(mut feed) = by_id(db, catalog, id)? else {
         return Ok(());
     };
-    db.execute(&sql::append_log(&feed.log(), delta, &feed.columns, seq))?;
-    feed.log_rows += fresh.stats.rows as i64;
+    append_rest(db, &mut feed, delta, fresh, seq)?;
     if seq == feed.seq {
         feed.logged(&fresh.stats);
     }
@@ -930,6 +965,25 @@ fn trim_to(db: &dyn Sql, feed: &mut Feed, seq: i64) -> Result<bool> {
     Ok(deleted != 0)
 }
 
+/// Moves the open batches earlier versions kept in tables of their own (`openivm.pending_<id>`)
+/// into their feeds' logs, as the batch after the newest, and drops those tables (`catalog`: the
+/// database holding the metadata).
+pub fn upgrade_legacy_pending(db: &dyn Sql, catalog: &str) -> Result<()> {
+    for r in LEGACY_PENDING.rows(db, [catalog])? {
+        let name = r.text(0)?;
+        let id = name.strip_prefix("pending_").and_then(|n| n.parse::<i64>().ok());
+        if let Some(mut feed) = id.map(|id| by_id(db, catalog, id)).transpose()?.flatten() {
+            if feed.pending_rows > 0 {
+                let moved = sql::move_legacy_pending(&feed.legacy_pending(), &feed.open_batch(), &feed.columns);
+                feed.pending_rows = db.scalar_int(&moved, &[])?;
+                feed.save(db)?;
+            }
+        }
+        db.execute(&render::drop_table(&Qualified { catalog: catalog.to_string(), schema: SCHEMA.into(), name }))?;
+    }
+    Ok(())
+}
+
 /// Detaches a view from its feeds, and drops every feed no view reads any more.
 pub fn detach_view(db: &dyn Sql, catalog: &str, schema: &str, view: &str) -> Result<()> {
     let feeds = of_view(db, catalog, schema, view)?;
@@ -939,7 +993,7 @@ pub fn detach_view(db: &dyn Sql, catalog: &str, schema: &str, view: &str) -> Res
         if f.consumers <= 0 {
             db.execute(&render::drop_table(&f.snapshot()))?;
             db.execute(&render::drop_table(&f.log()))?;
-            db.execute(&render::drop_table(&f.pending()))?;
+            db.execute(&render::drop_table(&f.legacy_pending()))?;
             FEED_DELETE.run(db, [&f.id.to_string()])?;
         } else if trim(db, &mut f)? {
             f.save(db)?;

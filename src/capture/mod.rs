@@ -18,10 +18,12 @@
 //!   change data between the snapshot the feed last captured and the current one. O(delta)
 //!   for inserts; deletions cost a scan of the data files that carry delete files.
 //!
-//! Writes through openivm record their delta in the feed's *pending batch* (`write`), which the
-//! next capture takes in: all of a recorded feed's changes, and the deletes and updates of a
-//! key-declared append-only feed (whose inserts the watermark finds). A diff feed records
-//! nothing: the diff sees those writes like any other.
+//! Writes through openivm record their delta in the feed's *open batch* (`write`): rows of the
+//! feed's change log numbered one past its newest batch, which no reader takes until the next
+//! capture makes them (with what it finds itself) that batch, in place. They are all of a
+//! recorded feed's changes, and the deletes and updates of a key-declared append-only feed
+//! (whose inserts the watermark finds). A diff feed records nothing: the diff sees those writes
+//! like any other.
 //!
 //! Every delta has the read columns plus `openivm_multiplicity` (+1 insert, -1 delete; an
 //! update is a deleted old row and an inserted new row).
@@ -106,8 +108,11 @@ pub struct Fresh {
     pub size_seen: i64,
     /// diff: the net change the snapshot advances by.
     pub net: Option<Qualified>,
-    /// The batch took in the feed's pending batch (which committing it clears).
+    /// The batch took in the feed's open batch (writes recorded through openivm, kept in the
+    /// feed's log as the batch after its newest: committing this batch makes them part of it).
     pub took_pending: bool,
+    /// Rows of the batch that came from the open batch: they are in the log already.
+    pub logged: u64,
 }
 
 /// A capture that found the table as the feed last saw it.
@@ -120,6 +125,7 @@ pub fn unchanged(feed: &feeds::Feed) -> Fresh {
         size_seen: feed.size_seen,
         net: None,
         took_pending: false,
+        logged: 0,
     }
 }
 
@@ -202,6 +208,7 @@ pub fn rebaseline(db: &dyn Sql, feed: &feeds::Feed, size_now: i64) -> Result<Opt
         size_seen,
         net: None,
         took_pending: false,
+        logged: 0,
     }))
 }
 

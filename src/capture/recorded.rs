@@ -2,12 +2,13 @@
 //!
 //! A table declared recorded (`openivm_declare_recorded`) is written only through
 //! `openivm_insert` / `openivm_delete` / `openivm_update`, which append the exact delta of each
-//! write to the feed's pending batch (`openivm.pending_<id>`) in the write's own transaction.
-//! A capture takes the pending batch in as it is (one row per copy, +1 or -1) and costs
-//! O(rows written), whatever the table's size.
+//! write to the feed's open batch (rows of its change log `openivm.log_<id>` numbered one past
+//! its newest batch) in the write's own transaction. A capture takes the open batch in as it is
+//! (one row per copy, +1 or -1) and costs O(rows written), whatever the table's size: the rows
+//! become the new batch where they are, and are never copied into the log.
 //!
 //! The promise is checked where that is cheap: the table must hold exactly the rows of the last
-//! capture plus the pending batch's net rows (`row_count`, kept by every write; one `count(*)`
+//! capture plus the open batch's net rows (`row_count`, kept by every write; one `count(*)`
 //! per capture). A direct INSERT or DELETE breaks that count and fails the refresh; a direct
 //! UPDATE keeps it and cannot be seen (`openivm_verify` finds it).
 
@@ -32,26 +33,27 @@ pub fn capture(db: &dyn Sql, feed: &Feed, name: &str, size_now: i64) -> Result<F
         )));
     }
     let (delta, stats) =
-        if feed.pending_rows > 0 { pending_batch(db, feed, name)? } else { (None, DeltaStats::default()) };
+        if feed.pending_rows > 0 { open_batch(db, feed, name)? } else { (None, DeltaStats::default()) };
     Ok(Fresh {
         delta,
-        stats,
+        stats: stats.clone(),
         watermark: None,
         row_count: count,
         size_seen: size_now,
         net: None,
         took_pending: feed.pending_rows > 0,
+        logged: stats.rows,
     })
 }
 
-/// The batch of a recorded feed's capture: its pending batch, copied as it is into a delta table
+/// The batch of a recorded feed's capture: its open batch, copied as it is into a delta table
 /// named after `name` (None when it is empty). The rows are used as they are, one per copy,
 /// without netting them: a delta is a signed multiset, so a row recorded +1 and -1 contributes
 /// nothing to any term (`feeds::view_delta` says when a view nets its own). An append-only feed
-/// copies its pending batch with the rows past its watermark (`append_only::read`).
-fn pending_batch(db: &dyn Sql, feed: &Feed, name: &str) -> Result<(Option<Qualified>, DeltaStats)> {
+/// copies its open batch with the rows past its watermark (`append_only::read`).
+fn open_batch(db: &dyn Sql, feed: &Feed, name: &str) -> Result<(Option<Qualified>, DeltaStats)> {
     let delta = temp_name(&format!("{name}_pending"), 0);
-    db.execute(&render::create_temp_table_as(&delta, &sql::pending_part(&feed.pending(), &feed.columns)))?;
+    db.execute(&render::create_temp_table_as(&delta, &sql::open_rows(&feed.open_batch(), &feed.columns)))?;
     let (stats, _) = DeltaStats::from_row(db.query(&sql::delta_stats(&delta))?.first())?;
     if stats.rows == 0 {
         db.execute(&render::drop_table(&delta))?;
@@ -60,9 +62,9 @@ fn pending_batch(db: &dyn Sql, feed: &Feed, name: &str) -> Result<(Option<Qualif
     Ok((Some(delta), stats))
 }
 
-/// Appends the rows of `rows` (a temp table holding the feed's columns) to the feed's pending
-/// batch with multiplicity `sign`, only those satisfying `only` when given; returns how many.
-/// The caller saves the feed.
+/// Appends the rows of `rows` (a temp table holding the feed's columns) to the feed's open batch
+/// with multiplicity `sign`, only those satisfying `only` when given; returns how many. The
+/// caller saves the feed.
 pub fn record(db: &dyn Sql, feed: &mut Feed, rows: &Qualified, sign: i8, only: Option<&str>) -> Result<i64> {
     let n = match only {
         None => db.scalar_int(&render::count_rows(rows), &[])?,
@@ -71,22 +73,15 @@ pub fn record(db: &dyn Sql, feed: &mut Feed, rows: &Qualified, sign: i8, only: O
     if n == 0 {
         return Ok(0);
     }
-    into_pending(db, feed, |f| db.execute(&sql::append_pending(&f.pending(), rows, &f.columns, sign, only)).map(|_| n))
+    db.execute(&sql::append_recorded(&feed.open_batch(), rows, &feed.columns, sign, only))?;
+    feed.pending_rows += n;
+    Ok(n)
 }
 
-/// Runs `insert`, an INSERT into the feed's pending batch, and returns how many rows it
-/// appended. The caller saves the feed.
+/// Runs `insert`, an INSERT into the feed's open batch (rendered for `Feed::open_batch`), and
+/// returns how many rows it appended. The caller saves the feed.
 pub fn record_with(db: &dyn Sql, feed: &mut Feed, insert: &str) -> Result<i64> {
-    into_pending(db, feed, |_| db.scalar_int(insert, &[]))
-}
-
-/// Runs `write`, which appends rows to the feed's pending batch (its table made first if it does
-/// not exist: it is kept, emptied, from one capture to the next) and returns how many.
-fn into_pending(db: &dyn Sql, feed: &mut Feed, write: impl FnOnce(&Feed) -> Result<i64>) -> Result<i64> {
-    if feed.pending_rows == 0 {
-        db.execute(&sql::create_pending(&feed.pending(), &feed.table, &feed.columns))?;
-    }
-    let n = write(feed)?;
+    let n = db.scalar_int(insert, &[])?;
     feed.pending_rows += n;
     Ok(n)
 }

@@ -460,8 +460,10 @@ impl Cache {
     }
 
     /// Brings metadata written by an earlier version to the newest layout (the columns added
-    /// since, by `sql/metadata.sql`'s `ADD COLUMN IF NOT EXISTS`) before a view of it is first
-    /// compiled in this instance, unless the database is read-only. One catalog read per instance
+    /// since, by `sql/metadata.sql`'s `ADD COLUMN IF NOT EXISTS`, and the writes recorded in
+    /// tables of their own moved into the feeds' logs) before a view of it is first compiled or
+    /// a write through openivm records into it in this instance, unless the database is
+    /// read-only. One catalog read per instance
     /// once the layout is current; the upgrade runs in the caller's transaction (an explain's
     /// rollback undoes it, and the next compile checks again).
     pub fn upgrade_metadata(&mut self, db: &dyn Sql, catalog: &str) -> Result<()> {
@@ -474,11 +476,23 @@ impl Cache {
             Ok(SqlCatalog::new(db).columns(&t)?.iter().any(|c| c.name == column))
         };
         let current = has("cursors", "watermark")? && has("feeds", "batch_deletes")?;
-        if !current && !self.read_only(db, catalog)? {
-            super::ensure_metadata(db)?;
+        if !self.read_only(db, catalog)? {
+            if !current {
+                super::ensure_metadata(db)?;
+            }
+            crate::capture::feeds::upgrade_legacy_pending(db, catalog)?;
         }
         self.metadata_current = current;
         Ok(())
+    }
+
+    /// `upgrade_metadata` before a write through openivm, where the database has metadata.
+    pub fn upgrade_before_write(&mut self, db: &dyn Sql) -> Result<()> {
+        if self.metadata_current || !crate::catalog::main_table_exists(db, "openivm_views")? {
+            return Ok(());
+        }
+        let (home, _) = self.defaults(db)?;
+        self.upgrade_metadata(db, &home)
     }
 
     /// Whether the database holding the views is attached read-only (fixed for an instance).

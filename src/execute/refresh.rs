@@ -700,7 +700,7 @@ pub const REFERENCE_CHECK_MAX_ROWS: i64 = 1_000_000;
 /// Replaces a delta taken from the log without netting (`Input::unnetted`) by its net change on
 /// the view's columns, in a temp table of its own (`name`; none when nothing is left).
 fn net_delta(db: &dyn Sql, input: &mut Input, columns: &[crate::ir::ColumnDef], name: &Qualified) -> Result<()> {
-    let parts = [render::capture::log_after(&input.feed.log(), columns, input.feed.cursor)];
+    let parts = [render::capture::log_after(&input.feed.log(), columns, input.feed.cursor, input.feed.seq)];
     let stats = capture::netted_delta(db, name, &parts, columns)?;
     input.delta = (stats.rows > 0).then(|| name.clone());
     input.stats = stats;
@@ -1130,7 +1130,7 @@ impl Prepared {
                     capture::recorded::record_with(
                         db,
                         f,
-                        &render::capture::append_net(&f.pending(), &net, &f.columns),
+                        &render::capture::append_net(&f.open_batch(), &net, &f.columns),
                     )?;
                     f.row_count += shown_rows;
                 }
@@ -1141,11 +1141,11 @@ impl Prepared {
     }
 
     /// Appends the rows the view shows of its stored groups whose keys are in `keys` to the
-    /// pending batch of each feed in `readers`, with multiplicity `sign`.
+    /// open batch of each feed in `readers`, with multiplicity `sign`.
     fn record_shown(&self, db: &dyn Sql, readers: &mut [Feed], keys: &Qualified, sign: i8) -> Result<()> {
         let shown = self.shown(keys);
         for f in readers.iter_mut() {
-            let insert = render::capture::append_visible(&f.pending(), &shown, &f.columns, sign);
+            let insert = render::capture::append_visible(&f.open_batch(), &shown, &f.columns, sign);
             let n = capture::recorded::record_with(db, f, &insert)?;
             f.row_count += i64::from(sign) * n;
         }

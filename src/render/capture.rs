@@ -157,15 +157,25 @@ impl Position {
     }
 }
 
+/// A feed's open batch: the deltas writes through openivm recorded since its last capture. They
+/// are kept in its change log under the number the next capture gives its batch (one past the
+/// newest, `seq`), which no reader of the log takes (each reads up to the newest batch): the
+/// capture takes them in where they are, with no copy.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OpenBatch {
+    pub log: Qualified,
+    pub seq: i64,
+}
+
 /// The rows of an append-only table past its watermark, each an insert (+1), with its position;
-/// and with `pending`, the rows of the feed's pending batch (recorded writes) after them, as they
-/// are, with no position: the capture's whole batch in one table.
+/// and with `open`, the rows of the feed's open batch (recorded writes) after them, as they are,
+/// with no position: the capture's whole batch in one table.
 pub fn rows_after(
     base: &TableId,
     cols: &[ColumnDef],
     pos: &Position,
     watermark: Option<&str>,
-    pending: Option<&Qualified>,
+    open: Option<&OpenBatch>,
 ) -> String {
     let appended = format!(
         "SELECT {}CAST(1 AS INTEGER) AS {}, {} AS {} FROM {} WHERE {}",
@@ -176,9 +186,9 @@ pub fn rows_after(
         table(base),
         pos.after(watermark)
     );
-    match pending {
+    match open {
         None => appended,
-        Some(p) => format!("{appended} UNION ALL SELECT *, NULL FROM ({}) AS openivm_pending", pending_part(p, cols)),
+        Some(o) => format!("{appended} UNION ALL SELECT *, NULL FROM ({}) AS openivm_pending", open_rows(o, cols)),
     }
 }
 
@@ -244,21 +254,30 @@ pub fn widened_log(log: &Qualified, added: &[ColumnDef]) -> Vec<String> {
     ]
 }
 
-/// Appends a captured delta to the change log as batch `seq`.
-pub fn append_log(log: &Qualified, delta: &Qualified, cols: &[ColumnDef], seq: i64) -> String {
+/// Appends a captured delta to the change log as batch `seq`; with `appended_only`, only its rows
+/// with a position (those past an append-only watermark): its others came from the feed's open
+/// batch, which is in the log already as this batch.
+pub fn append_log(log: &Qualified, delta: &Qualified, cols: &[ColumnDef], seq: i64, appended_only: bool) -> String {
     // Columns named: a widened log has its later columns at the end.
     format!(
-        "INSERT INTO {} ({c}{m}, {SEQ}) SELECT {c}{m}, CAST({seq} AS BIGINT) FROM {}",
+        "INSERT INTO {} ({c}{m}, {SEQ}) SELECT {c}{m}, CAST({seq} AS BIGINT) FROM {}{}",
         log.sql(),
         delta.sql(),
+        if appended_only { format!(" WHERE {POSITION} IS NOT NULL") } else { String::new() },
         c = plain_columns(cols),
         m = ident(MULTIPLICITY)
     )
 }
 
-/// The logged delta rows a view has not seen: batches after its cursor.
-pub fn log_after(log: &Qualified, cols: &[ColumnDef], cursor: i64) -> String {
-    format!("SELECT {c}{m} FROM {} WHERE {SEQ} > {cursor}", log.sql(), c = plain_columns(cols), m = ident(MULTIPLICITY))
+/// The logged delta rows a view has not seen: batches after its cursor, up to the feed's newest
+/// (`head`; the open batch after it is not captured yet).
+pub fn log_after(log: &Qualified, cols: &[ColumnDef], cursor: i64, head: i64) -> String {
+    format!(
+        "SELECT {c}{m} FROM {} WHERE {SEQ} > {cursor} AND {SEQ} <= {head}",
+        log.sql(),
+        c = plain_columns(cols),
+        m = ident(MULTIPLICITY)
+    )
 }
 
 /// The columns of a delta (read columns and multiplicity) of a fresh capture.
@@ -368,14 +387,15 @@ pub fn key_checks(checks: &[KeyCheckSql], coverage: &[CoverageSql]) -> String {
     format!("SELECT {}", cols.join(", "))
 }
 
-/// Per log (tagged with its index): the rows of its batches after the cursor, those of them with
-/// a negative multiplicity, and the rows of the whole log (equal to the first when the log holds
-/// nothing else). One statement for all of a view's logs.
-pub fn logs_stats(logs: &[(usize, Qualified, i64)]) -> String {
-    list(logs, " UNION ALL ", |(i, log, cursor)| {
+/// Per log (tagged with its index): the rows of its batches after the cursor up to the feed's
+/// newest (`head`), those of them with a negative multiplicity, and the rows of the whole log
+/// (equal to the first when the log holds nothing else, an open batch included). One statement
+/// for all of a view's logs.
+pub fn logs_stats(logs: &[(usize, Qualified, i64, i64)]) -> String {
+    list(logs, " UNION ALL ", |(i, log, cursor, head)| {
         format!(
-            "SELECT {i}::BIGINT, count(*) FILTER (WHERE {SEQ} > {cursor})::BIGINT, \
-             count(*) FILTER (WHERE {SEQ} > {cursor} AND {m} < 0)::BIGINT, count(*)::BIGINT FROM {}",
+            "SELECT {i}::BIGINT, count(*) FILTER (WHERE {SEQ} > {cursor} AND {SEQ} <= {head})::BIGINT, \
+             count(*) FILTER (WHERE {SEQ} > {cursor} AND {SEQ} <= {head} AND {m} < 0)::BIGINT, count(*)::BIGINT FROM {}",
             log.sql(),
             m = ident(MULTIPLICITY)
         )
@@ -387,36 +407,25 @@ pub fn trim_log(log: &Qualified, up_to: i64) -> String {
     format!("DELETE FROM {} WHERE {SEQ} <= {up_to}", log.sql())
 }
 
-/// An empty pending batch with the read columns and the multiplicity (made by the first write
-/// through openivm after a capture).
-pub fn create_pending(pending: &Qualified, base: &TableId, cols: &[ColumnDef]) -> String {
-    format!(
-        "CREATE TABLE IF NOT EXISTS {} AS SELECT {}CAST(1 AS INTEGER) AS {} FROM {} LIMIT 0",
-        pending.sql(),
-        plain_columns(cols),
-        ident(MULTIPLICITY),
-        table(base)
-    )
+/// Forgets a feed's open batch (rows numbered past its newest batch `head`): a feed that
+/// restarts from its table as it is.
+pub fn drop_open_batch(log: &Qualified, head: i64) -> String {
+    format!("DELETE FROM {} WHERE {SEQ} > {head}", log.sql())
 }
 
-/// Appends rows of `rows` (a temp table with the read columns among its columns) to the pending
+/// Appends rows of `rows` (a temp table with the read columns among its columns) to the open
 /// batch with multiplicity `sign`, only those satisfying `only` when given.
-pub fn append_pending(
-    pending: &Qualified,
-    rows: &Qualified,
-    cols: &[ColumnDef],
-    sign: i8,
-    only: Option<&str>,
-) -> String {
-    append_signed(pending, &rows.sql(), cols, sign, only)
+pub fn append_recorded(open: &OpenBatch, rows: &Qualified, cols: &[ColumnDef], sign: i8, only: Option<&str>) -> String {
+    append_signed(open, &rows.sql(), cols, sign, only)
 }
 
-/// `INSERT INTO pending` of the read columns of `from` (a relation as SQL) with multiplicity
-/// `sign`, only the rows satisfying `only` when given.
-fn append_signed(pending: &Qualified, from: &str, cols: &[ColumnDef], sign: i8, only: Option<&str>) -> String {
+/// `INSERT INTO` the open batch of the read columns of `from` (a relation as SQL) with
+/// multiplicity `sign`, only the rows satisfying `only` when given.
+fn append_signed(open: &OpenBatch, from: &str, cols: &[ColumnDef], sign: i8, only: Option<&str>) -> String {
     format!(
-        "INSERT INTO {} ({c}{m}) SELECT {c}CAST({sign} AS INTEGER) FROM {from}{}",
-        pending.sql(),
+        "INSERT INTO {} ({c}{m}, {SEQ}) SELECT {c}CAST({sign} AS INTEGER), CAST({} AS BIGINT) FROM {from}{}",
+        open.log.sql(),
+        open.seq,
         only.map(|w| format!(" WHERE {w}")).unwrap_or_default(),
         c = plain_columns(cols),
         m = ident(MULTIPLICITY)
@@ -424,9 +433,9 @@ fn append_signed(pending: &Qualified, from: &str, cols: &[ColumnDef], sign: i8, 
 }
 
 /// Appends the rows a view shows of some of its stored rows (`visible`, see
-/// `render::visible_rows`) to the pending batch of a feed on the view, with multiplicity `sign`.
-pub fn append_visible(pending: &Qualified, visible: &str, cols: &[ColumnDef], sign: i8) -> String {
-    append_signed(pending, &format!("({visible}) AS openivm_v"), cols, sign, None)
+/// `render::visible_rows`) to the open batch of a feed on the view, with multiplicity `sign`.
+pub fn append_visible(open: &OpenBatch, visible: &str, cols: &[ColumnDef], sign: i8) -> String {
+    append_signed(open, &format!("({visible}) AS openivm_v"), cols, sign, None)
 }
 
 /// The change of what a view shows, netted: the rows it showed (`before`, a table) against the
@@ -441,21 +450,41 @@ pub fn shown_change(before: &Qualified, after: &str, cols: &[ColumnDef]) -> Stri
     )
 }
 
-/// Appends a net change of what a view shows (`shown_change`) to a pending batch, one row per copy.
-pub fn append_net(pending: &Qualified, net: &Qualified, cols: &[ColumnDef]) -> String {
+/// Appends a net change of what a view shows (`shown_change`) to an open batch, one row per copy.
+pub fn append_net(open: &OpenBatch, net: &Qualified, cols: &[ColumnDef]) -> String {
     format!(
-        "INSERT INTO {} ({}{}) {}",
-        pending.sql(),
+        "INSERT INTO {} ({}{}, {SEQ}) SELECT *, CAST({} AS BIGINT) FROM ({}) AS openivm_e",
+        open.log.sql(),
         plain_columns(cols),
         ident(MULTIPLICITY),
+        open.seq,
         expand_delta(net, cols)
     )
 }
 
-/// The rows of a pending batch, as a delta part: one row per copy, +1 or -1 (rows a delete
-/// returned with 0, past an append-only watermark, are left out).
-pub fn pending_part(pending: &Qualified, cols: &[ColumnDef]) -> String {
-    format!("SELECT {}{m} FROM {} WHERE {m} <> 0", plain_columns(cols), pending.sql(), m = ident(MULTIPLICITY))
+/// Moves the rows of a table in which an earlier version kept a feed's open batch into the
+/// feed's log, as its open batch (the rows recorded with 0 left out).
+pub fn move_legacy_pending(pending: &Qualified, open: &OpenBatch, cols: &[ColumnDef]) -> String {
+    format!(
+        "INSERT INTO {} ({c}{m}, {SEQ}) SELECT {c}{m}, CAST({} AS BIGINT) FROM {} WHERE {m} <> 0",
+        open.log.sql(),
+        open.seq,
+        pending.sql(),
+        c = plain_columns(cols),
+        m = ident(MULTIPLICITY)
+    )
+}
+
+/// The rows of an open batch, as a delta part: one row per copy, +1 or -1 (a row recorded with 0
+/// by an earlier version, past an append-only watermark, is left out).
+pub fn open_rows(open: &OpenBatch, cols: &[ColumnDef]) -> String {
+    format!(
+        "SELECT {}{m} FROM {} WHERE {SEQ} = {} AND {m} <> 0",
+        plain_columns(cols),
+        open.log.sql(),
+        open.seq,
+        m = ident(MULTIPLICITY)
+    )
 }
 
 /// The condition "the row is not past the watermark" (also true for a NULL position): rows an
@@ -645,13 +674,14 @@ mod tests {
     #[test]
     fn reads_every_logs_statistics_in_one_statement() {
         let log = |n: &str| Qualified { catalog: "db".into(), schema: "openivm".into(), name: n.into() };
-        let sql = logs_stats(&[(0, log("log_1"), 5), (2, log("log_3"), -1)]);
+        let sql = logs_stats(&[(0, log("log_1"), 5, 7), (2, log("log_3"), -1, 2)]);
         assert_eq!(
             sql,
-            "SELECT 0::BIGINT, count(*) FILTER (WHERE openivm_seq > 5)::BIGINT, count(*) FILTER (WHERE openivm_seq > 5 \
-             AND \"openivm_multiplicity\" < 0)::BIGINT, count(*)::BIGINT FROM \"db\".\"openivm\".\"log_1\" UNION ALL \
-             SELECT 2::BIGINT, count(*) FILTER (WHERE openivm_seq > -1)::BIGINT, count(*) FILTER (WHERE openivm_seq > -1 \
-             AND \"openivm_multiplicity\" < 0)::BIGINT, count(*)::BIGINT FROM \"db\".\"openivm\".\"log_3\""
+            "SELECT 0::BIGINT, count(*) FILTER (WHERE openivm_seq > 5 AND openivm_seq <= 7)::BIGINT, count(*) FILTER \
+             (WHERE openivm_seq > 5 AND openivm_seq <= 7 AND \"openivm_multiplicity\" < 0)::BIGINT, count(*)::BIGINT \
+             FROM \"db\".\"openivm\".\"log_1\" UNION ALL SELECT 2::BIGINT, count(*) FILTER (WHERE openivm_seq > -1 AND \
+             openivm_seq <= 2)::BIGINT, count(*) FILTER (WHERE openivm_seq > -1 AND openivm_seq <= 2 AND \
+             \"openivm_multiplicity\" < 0)::BIGINT, count(*)::BIGINT FROM \"db\".\"openivm\".\"log_3\""
         );
     }
 
@@ -694,32 +724,48 @@ mod tests {
         assert_eq!(after(&k, Some("7")), k.after(Some("7")));
     }
 
+    fn open_batch() -> OpenBatch {
+        OpenBatch { log: Qualified { catalog: "db".into(), schema: "openivm".into(), name: "log_1".into() }, seq: 4 }
+    }
+
     #[test]
-    fn pending_batches_name_their_columns() {
-        let p = Qualified { catalog: "db".into(), schema: "openivm".into(), name: "pending_1".into() };
+    fn writes_record_into_the_open_batch_of_the_log_and_readers_stop_before_it() {
         let rows = Qualified::temp("openivm_write_rows".into());
         let c = vec![ColumnDef { name: "k".into(), ty: "INTEGER".into() }];
         assert_eq!(
-            append_pending(&p, &rows, &c, -1, None),
-            "INSERT INTO \"db\".\"openivm\".\"pending_1\" (\"k\", \"openivm_multiplicity\") SELECT \"k\", \
-             CAST(-1 AS INTEGER) FROM \"temp\".\"main\".\"openivm_write_rows\""
+            append_recorded(&open_batch(), &rows, &c, -1, None),
+            "INSERT INTO \"db\".\"openivm\".\"log_1\" (\"k\", \"openivm_multiplicity\", openivm_seq) SELECT \"k\", \
+             CAST(-1 AS INTEGER), CAST(4 AS BIGINT) FROM \"temp\".\"main\".\"openivm_write_rows\""
         );
+        // A view 1 batch behind a feed at batch 3 reads batches 2 and 3, not the open batch 4.
+        assert_eq!(
+            log_after(&open_batch().log, &c, 1, 3),
+            "SELECT \"k\", \"openivm_multiplicity\" FROM \"db\".\"openivm\".\"log_1\" WHERE openivm_seq > 1 AND \
+             openivm_seq <= 3"
+        );
+        assert_eq!(
+            drop_open_batch(&open_batch().log, 3),
+            "DELETE FROM \"db\".\"openivm\".\"log_1\" WHERE openivm_seq > 3"
+        );
+        // A capture appends to the log only the rows the open batch does not hold.
+        let fresh = Qualified::temp("openivm_fresh_0_0".into());
+        assert!(append_log(&open_batch().log, &fresh, &c, 4, true).ends_with(" WHERE openivm_position IS NOT NULL"));
+        assert!(append_log(&open_batch().log, &fresh, &c, 4, false).ends_with("\"openivm_fresh_0_0\""));
     }
 
     #[test]
     fn a_capture_takes_its_pending_batch_with_the_appended_rows_and_counts_them_apart() {
         let base = TableId { catalog: "db".into(), schema: "main".into(), name: "t".into() };
-        let p = Qualified { catalog: "db".into(), schema: "openivm".into(), name: "pending_1".into() };
         let c = vec![ColumnDef { name: "k".into(), ty: "INTEGER".into() }];
         let key = Position::Key(ColumnDef { name: "k".into(), ty: "INTEGER".into() });
-        // Appended rows carry their position; the pending rows (their recorded multiplicity, the
-        // zero ones left out) none, so `fresh_stats` counts the appended ones by it.
+        // Appended rows carry their position; the open batch's rows (their recorded
+        // multiplicity, zero ones left out) none, so `fresh_stats` counts the appended ones by it.
         assert_eq!(
-            rows_after(&base, &c, &key, Some("7"), Some(&p)),
+            rows_after(&base, &c, &key, Some("7"), Some(&open_batch())),
             "SELECT \"k\", CAST(1 AS INTEGER) AS \"openivm_multiplicity\", \"k\" AS openivm_position \
              FROM \"db\".\"main\".\"t\" WHERE \"k\" > CAST('7' AS INTEGER) UNION ALL SELECT *, NULL FROM \
-             (SELECT \"k\", \"openivm_multiplicity\" FROM \"db\".\"openivm\".\"pending_1\" \
-             WHERE \"openivm_multiplicity\" <> 0) AS openivm_pending"
+             (SELECT \"k\", \"openivm_multiplicity\" FROM \"db\".\"openivm\".\"log_1\" \
+             WHERE openivm_seq = 4 AND \"openivm_multiplicity\" <> 0) AS openivm_pending"
         );
         let fresh = Qualified::temp("openivm_fresh_0_0".into());
         assert!(fresh_stats(&[(&fresh, &base)]).starts_with(

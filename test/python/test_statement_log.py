@@ -167,8 +167,8 @@ class Logged(unittest.TestCase):
 
 class OpenivmWrites(unittest.TestCase):
     def test_openivm_writes_are_logged_as_the_statements_they_run(self):
-        # openivm_delete records the rows it deletes in the feed's pending batch with an
-        # INSERT ... SELECT, then deletes them: both are logged as the statements they are.
+        # openivm_delete records the rows it deletes in the feed's open batch (in its log) with
+        # an INSERT ... SELECT, then deletes them: both are logged as the statements they are.
         from support import connect
 
         con = connect()
@@ -179,10 +179,10 @@ class OpenivmWrites(unittest.TestCase):
         con.execute("CALL enable_logging(level => 'debug')")
         con.execute("CALL truncate_duckdb_logs()")
         con.execute("CALL openivm_delete('t', 'a < 3')")
-        pending = con.execute("SELECT count(*) FROM openivm.pending_1").fetchone()[0]
+        pending = con.execute("SELECT count(*) FROM openivm.log_1 WHERE openivm_seq = 1").fetchone()[0]
         self.assertEqual(pending, 3)
         texts = statements(con)
-        self.assertTrue(any(s.startswith('INSERT INTO "memory"."openivm"."pending_1"') for s in texts), texts)
+        self.assertTrue(any(s.startswith('INSERT INTO "memory"."openivm"."log_1"') for s in texts), texts)
         self.assertTrue(any(s.startswith('DELETE FROM "memory"."main"."t"') for s in texts), texts)
         con.close()
 
