@@ -967,9 +967,10 @@ fn trim_to(db: &dyn Sql, feed: &mut Feed, seq: i64) -> Result<bool> {
 
 /// Moves the open batches earlier versions kept in tables of their own (`openivm.pending_<id>`)
 /// into their feeds' logs, as the batch after the newest, and drops those tables (`catalog`: the
-/// database holding the metadata).
-pub fn upgrade_legacy_pending(db: &dyn Sql, catalog: &str) -> Result<()> {
-    for r in LEGACY_PENDING.rows(db, [catalog])? {
+/// database holding the metadata). Whether there was any.
+pub fn upgrade_legacy_pending(db: &dyn Sql, catalog: &str) -> Result<bool> {
+    let tables = LEGACY_PENDING.rows(db, [catalog])?;
+    for r in &tables {
         let name = r.text(0)?;
         let id = name.strip_prefix("pending_").and_then(|n| n.parse::<i64>().ok());
         if let Some(mut feed) = id.map(|id| by_id(db, catalog, id)).transpose()?.flatten() {
@@ -981,7 +982,7 @@ pub fn upgrade_legacy_pending(db: &dyn Sql, catalog: &str) -> Result<()> {
         }
         db.execute(&render::drop_table(&Qualified { catalog: catalog.to_string(), schema: SCHEMA.into(), name }))?;
     }
-    Ok(())
+    Ok(!tables.is_empty())
 }
 
 /// Detaches a view from its feeds, and drops every feed no view reads any more.

@@ -475,12 +475,13 @@ impl Cache {
             let t = TableId { catalog: catalog.to_string(), schema: "openivm".into(), name: table.into() };
             Ok(SqlCatalog::new(db).columns(&t)?.iter().any(|c| c.name == column))
         };
-        let current = has("cursors", "watermark")? && has("feeds", "batch_deletes")?;
+        let mut current = has("cursors", "watermark")? && has("feeds", "batch_deletes")?;
         if !self.read_only(db, catalog)? {
             if !current {
                 super::ensure_metadata(db)?;
             }
-            crate::capture::feeds::upgrade_legacy_pending(db, catalog)?;
+            // Checked again at the next call: the transaction may roll back.
+            current &= !crate::capture::feeds::upgrade_legacy_pending(db, catalog)?;
         }
         self.metadata_current = current;
         Ok(())
