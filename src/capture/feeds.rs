@@ -795,18 +795,18 @@ pub fn commit(
         if let Some(d) = fresh.delta.as_ref().filter(|_| fresh.stats.rows > 0) {
             feed.seq += 1;
             advanced = true;
-            // The rows from the open batch are this batch in the log already.
+            // The rows from the open batch are this batch in the log already; the others are
+            // appended when other views need the batch (the log then holds all of it).
+            feed.log_rows += fresh.logged as i64;
             if others > 0 {
                 append_rest(db, feed, d, fresh, feed.seq)?;
-                feed.log_rows += fresh.logged as i64;
                 feed.logged(&fresh.stats);
-                appended = true;
             } else if fresh.logged > 0 {
-                feed.log_rows += fresh.logged as i64;
+                // The log holds part of the batch: its counts are not the batch's.
                 feed.batch_rows = -1;
                 feed.batch_deletes = -1;
-                appended = true;
             }
+            appended = others > 0 || fresh.logged > 0;
         }
         if matches!(feed.kind, SourceKind::Diff) {
             diff::advance(db, feed, fresh)?;

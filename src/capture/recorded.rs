@@ -34,15 +34,17 @@ pub fn capture(db: &dyn Sql, feed: &Feed, name: &str, size_now: i64) -> Result<F
     }
     let (delta, stats) =
         if feed.pending_rows > 0 { open_batch(db, feed, name)? } else { (None, DeltaStats::default()) };
+    // All of the batch is the open batch, in the log already.
+    let logged = stats.rows;
     Ok(Fresh {
         delta,
-        stats: stats.clone(),
+        stats,
         watermark: None,
         row_count: count,
         size_seen: size_now,
         net: None,
         took_pending: feed.pending_rows > 0,
-        logged: stats.rows,
+        logged,
     })
 }
 

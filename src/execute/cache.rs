@@ -463,9 +463,9 @@ impl Cache {
     /// since, by `sql/metadata.sql`'s `ADD COLUMN IF NOT EXISTS`, and the writes recorded in
     /// tables of their own moved into the feeds' logs) before a view of it is first compiled or
     /// a write through openivm records into it in this instance, unless the database is
-    /// read-only. One catalog read per instance
-    /// once the layout is current; the upgrade runs in the caller's transaction (an explain's
-    /// rollback undoes it, and the next compile checks again).
+    /// read-only. Two catalog reads per instance once the layout is current; the upgrade runs in
+    /// the caller's transaction, and is checked again at the next call until a check finds
+    /// nothing left to do (a transaction that rolls back undoes it).
     pub fn upgrade_metadata(&mut self, db: &dyn Sql, catalog: &str) -> Result<()> {
         if self.metadata_current {
             return Ok(());

@@ -258,12 +258,19 @@ pub fn widened_log(log: &Qualified, added: &[ColumnDef]) -> Vec<String> {
 /// with a position (those past an append-only watermark): its others came from the feed's open
 /// batch, which is in the log already as this batch.
 pub fn append_log(log: &Qualified, delta: &Qualified, cols: &[ColumnDef], seq: i64, appended_only: bool) -> String {
+    let only = appended_only.then(|| format!("{POSITION} IS NOT NULL"));
+    insert_into_log(log, delta, cols, seq, only.as_deref())
+}
+
+/// `INSERT INTO` the log, as batch `seq`, of the rows of `from` (with the read columns and the
+/// multiplicity) satisfying `only` when given.
+fn insert_into_log(log: &Qualified, from: &Qualified, cols: &[ColumnDef], seq: i64, only: Option<&str>) -> String {
     // Columns named: a widened log has its later columns at the end.
     format!(
         "INSERT INTO {} ({c}{m}, {SEQ}) SELECT {c}{m}, CAST({seq} AS BIGINT) FROM {}{}",
         log.sql(),
-        delta.sql(),
-        if appended_only { format!(" WHERE {POSITION} IS NOT NULL") } else { String::new() },
+        from.sql(),
+        only.map(|w| format!(" WHERE {w}")).unwrap_or_default(),
         c = plain_columns(cols),
         m = ident(MULTIPLICITY)
     )
@@ -465,14 +472,8 @@ pub fn append_net(open: &OpenBatch, net: &Qualified, cols: &[ColumnDef]) -> Stri
 /// Moves the rows of a table in which an earlier version kept a feed's open batch into the
 /// feed's log, as its open batch (the rows recorded with 0 left out).
 pub fn move_legacy_pending(pending: &Qualified, open: &OpenBatch, cols: &[ColumnDef]) -> String {
-    format!(
-        "INSERT INTO {} ({c}{m}, {SEQ}) SELECT {c}{m}, CAST({} AS BIGINT) FROM {} WHERE {m} <> 0",
-        open.log.sql(),
-        open.seq,
-        pending.sql(),
-        c = plain_columns(cols),
-        m = ident(MULTIPLICITY)
-    )
+    let nonzero = format!("{} <> 0", ident(MULTIPLICITY));
+    insert_into_log(&open.log, pending, cols, open.seq, Some(&nonzero))
 }
 
 /// The rows of an open batch, as a delta part: one row per copy, +1 or -1 (a row recorded with 0
