@@ -79,6 +79,11 @@ ALTER TABLE openivm.feeds ADD COLUMN IF NOT EXISTS pending_rows BIGINT DEFAULT 0
 ALTER TABLE openivm.feeds ADD COLUMN IF NOT EXISTS batch_rows BIGINT DEFAULT -1;
 ALTER TABLE openivm.feeds ADD COLUMN IF NOT EXISTS batch_deletes BIGINT DEFAULT -1;
 
+-- What the key checks of the refresh that captured batch `seq` found about it (JSON, see
+-- src/capture/batch_facts.rs; NULL: nothing): the feed's other views, reading the same batch,
+-- take the outcome instead of checking again. Added later.
+ALTER TABLE openivm.feeds ADD COLUMN IF NOT EXISTS batch_facts VARCHAR;
+
 -- Per view and feed: the last batch the view has applied.
 CREATE TABLE IF NOT EXISTS openivm.cursors (
     view_schema VARCHAR NOT NULL,

@@ -45,6 +45,11 @@ pub trait Sql {
         self.execute(sql)
     }
 
+    /// `execute_reusing_plan` for a query whose rows the caller reads.
+    fn query_reusing_plan(&self, sql: &str, _class: u32) -> Result<Vec<Row>> {
+        self.query(sql)
+    }
+
     fn execute_with(&self, sql: &str, params: &[&str]) -> Result<()> {
         self.query_with(sql, params).map(|_| ())
     }

@@ -142,6 +142,8 @@ mod tests {
             pending_rows,
             batch_rows: -1,
             batch_deletes: -1,
+            batch_facts: None,
+            captured_facts: None,
             cursor: 0,
             cursor_watermark: None,
             consumers: 1,

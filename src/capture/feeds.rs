@@ -9,6 +9,7 @@
 //! 1`, which every reader of the log leaves out (it reads up to `seq`) until a capture makes
 //! them part of that batch where they are.
 
+use super::batch_facts::BatchFacts;
 use super::{append_only, diff, DeltaStats, Fresh, SourceKind};
 use crate::db::{Cells, Row, Sql};
 use crate::error::{Error, Result};
@@ -59,6 +60,11 @@ pub struct Feed {
     /// Rows and deleted rows of batch `seq` as logged (-1: not known), see `logged_deltas`.
     pub batch_rows: i64,
     pub batch_deletes: i64,
+    /// What a key check found about batch `seq` (see `facts`).
+    pub batch_facts: Option<BatchFacts>,
+    /// What this refresh's key checks found about the batch it captured, recorded as batch
+    /// `seq`'s facts if the commit logs the whole batch.
+    pub captured_facts: Option<BatchFacts>,
     /// The reading view's cursor (the feed's `seq` for a view not attached yet).
     pub cursor: i64,
     /// The feed's watermark when the reading view's cursor last moved (None: not recorded, or
@@ -135,6 +141,8 @@ impl Feed {
             pending_rows: n(12)?,
             batch_rows: n(13)?,
             batch_deletes: n(14)?,
+            batch_facts: BatchFacts::from_text(&t(15)?),
+            captured_facts: None,
             cursor: n(10)?,
             cursor_watermark: None,
             consumers: 0,
@@ -156,6 +164,7 @@ impl Feed {
             pending_rows: self.pending_rows,
             batch_rows: self.batch_rows,
             batch_deletes: self.batch_deletes,
+            batch_facts: self.facts().map(BatchFacts::to_text).unwrap_or_default(),
         }
     }
 
@@ -163,6 +172,12 @@ impl Feed {
     fn logged(&mut self, stats: &DeltaStats) {
         self.batch_rows = stats.rows as i64;
         self.batch_deletes = stats.deletes as i64;
+        self.batch_facts = None;
+    }
+
+    /// The facts known about batch `seq` (none recorded for an earlier batch hold for it).
+    pub fn facts(&self) -> Option<&BatchFacts> {
+        self.batch_facts.as_ref().filter(|f| f.seq == self.seq)
     }
 
     /// The counts `logged_deltas` would read from the log for the reading view, known without
@@ -422,6 +437,8 @@ pub fn find_or_start(
         pending_rows: 0,
         batch_rows: -1,
         batch_deletes: -1,
+        batch_facts: None,
+        captured_facts: None,
         cursor: 0,
         cursor_watermark: None,
         consumers: 0,
@@ -801,6 +818,8 @@ pub fn commit(
             if others > 0 {
                 append_rest(db, feed, d, fresh, feed.seq)?;
                 feed.logged(&fresh.stats);
+                // The log holds the whole batch: what this refresh's checks found holds for it.
+                feed.batch_facts = feed.captured_facts.take().map(|f| BatchFacts { seq: feed.seq, ..f });
             } else if fresh.logged > 0 {
                 // The log holds part of the batch: its counts are not the batch's.
                 feed.batch_rows = -1;
@@ -1022,11 +1041,30 @@ mod tests {
             pending_rows: 0,
             batch_rows: batch.0,
             batch_deletes: batch.1,
+            batch_facts: None,
+            captured_facts: None,
             cursor,
             cursor_watermark: None,
             consumers: 2,
             others_min: None,
         }
+    }
+
+    #[test]
+    fn facts_serve_only_the_batch_they_are_about() {
+        let mut f = feed(5, 4, 10, (10, 2));
+        let mut facts = BatchFacts::new(5);
+        facts.note_unique(&["k".to_string()], true);
+        f.batch_facts = Some(facts.clone());
+        assert_eq!(f.facts(), Some(&facts));
+        // A later batch (a capture, a rebuild) has none of them.
+        f.seq = 6;
+        assert_eq!(f.facts(), None);
+        // Logging a batch forgets them, and writes none to the feed's row.
+        f.seq = 5;
+        f.logged(&DeltaStats { rows: 3, deletes: 0 });
+        assert_eq!(f.facts(), None);
+        assert_eq!(f.row().batch_facts, "");
     }
 
     #[test]

@@ -29,6 +29,7 @@
 //! update is a deleted old row and an inserted new row).
 
 pub mod append_only;
+pub mod batch_facts;
 pub mod declare;
 pub mod diff;
 pub mod ducklake;

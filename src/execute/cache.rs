@@ -123,15 +123,18 @@ pub struct CatalogSnapshot {
 }
 
 impl CatalogSnapshot {
-    /// Reads `tables` together with the comment of the view `at` and every cursor and feed of
-    /// its database (one statement), and returns the comment (None: no such view) and the feeds.
+    /// Reads `tables` together with every view's comment and every cursor and feed of the
+    /// database (one statement, through a kept plan), and returns the comment of the view `at`
+    /// (None: no such view) and the feeds.
     fn tables_comment_and_feeds(&mut self, db: &dyn Sql, at: &Qualified) -> Result<(Option<String>, FeedRows)> {
-        let rows = REFRESH_READS.rows(db, [&at.catalog, &at.schema, &at.name])?;
+        let rows = REFRESH_READS.rows_kept(db)?;
         let (mut tables, mut comment) = (Vec::new(), None);
         for r in &rows {
             match r.int(0)? {
                 0 => tables.push(table_row(&r[1..])?),
-                1 => comment = Some(r.text(1)?),
+                1 if r.text(1)? == at.catalog && r.text(2)? == at.schema && r.text(3)? == at.name => {
+                    comment = Some(r.text(4)?)
+                }
                 _ => {}
             }
         }
@@ -475,7 +478,7 @@ impl Cache {
             let t = TableId { catalog: catalog.to_string(), schema: "openivm".into(), name: table.into() };
             Ok(SqlCatalog::new(db).columns(&t)?.iter().any(|c| c.name == column))
         };
-        let mut current = has("cursors", "watermark")? && has("feeds", "batch_deletes")?;
+        let mut current = has("cursors", "watermark")? && has("feeds", "batch_facts")?;
         if !self.read_only(db, catalog)? {
             if !current {
                 super::ensure_metadata(db)?;

@@ -522,6 +522,8 @@ pub struct FeedRow<'a> {
     pub pending_rows: i64,
     pub batch_rows: i64,
     pub batch_deletes: i64,
+    /// '' = NULL (no facts).
+    pub batch_facts: String,
 }
 
 fn opt_literal(v: Option<&str>) -> String {
@@ -546,6 +548,7 @@ pub fn feeds_update(rows: &[FeedRow]) -> String {
         set("pending_rows", &|r| r.pending_rows.to_string()),
         set("batch_rows", &|r| r.batch_rows.to_string()),
         set("batch_deletes", &|r| r.batch_deletes.to_string()),
+        set("batch_facts", &|r| opt_literal(Some(&r.batch_facts))),
     ];
     format!(
         "UPDATE openivm.feeds SET {} WHERE feed_id IN ({})",
@@ -789,6 +792,7 @@ mod tests {
             pending_rows: 0,
             batch_rows: 7,
             batch_deletes: 1,
+            batch_facts: r#"{"seq":4}"#.into(),
         };
         let sql = feeds_update(&[row]);
         assert_eq!(
@@ -797,7 +801,8 @@ mod tests {
              WHEN 3 THEN NULL END, watermark = CASE feed_id WHEN 3 THEN 'it''s 9' END, row_count = CASE feed_id WHEN 3 \
              THEN 10 END, size_seen = CASE feed_id WHEN 3 THEN 12 END, seq = CASE feed_id WHEN 3 THEN 4 END, log_rows = \
              CASE feed_id WHEN 3 THEN 0 END, pending_rows = CASE feed_id WHEN 3 THEN 0 END, batch_rows = CASE feed_id \
-             WHEN 3 THEN 7 END, batch_deletes = CASE feed_id WHEN 3 THEN 1 END WHERE feed_id IN (3)"
+             WHEN 3 THEN 7 END, batch_deletes = CASE feed_id WHEN 3 THEN 1 END, batch_facts = CASE feed_id WHEN 3 THEN \
+             '{\"seq\":4}' END WHERE feed_id IN (3)"
         );
         let moves = cursors_advance("main", "o'v", &[(1, 5, None), (2, 7, Some("12".into()))]);
         assert_eq!(

@@ -278,6 +278,10 @@ impl Sql for Connection {
         self.traced(sql, &[], Planning::Kept(class)).map(|_| ())
     }
 
+    fn query_reusing_plan(&self, sql: &str, class: u32) -> Result<Vec<Row>> {
+        self.traced(sql, &[], Planning::Kept(class))
+    }
+
     /// `USE`, and from now on the prepared statements of that database.
     fn use_database(&self, catalog: &str) -> Result<()> {
         self.execute(&crate::render::use_database(catalog))?;

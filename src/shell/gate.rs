@@ -412,6 +412,10 @@ impl<C: Sql + Send> Sql for Lease<'_, C> {
         }
         self.gate.on_connection(|c| c.execute_reusing_plan(sql, class))
     }
+
+    fn query_reusing_plan(&self, sql: &str, class: u32) -> Result<Vec<Row>> {
+        self.gate.on_connection(|c| c.query_reusing_plan(sql, class))
+    }
 }
 
 impl<C: Sql + Send> Drop for Lease<'_, C> {
