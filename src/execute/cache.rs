@@ -473,12 +473,15 @@ impl Cache {
         if self.metadata_current {
             return Ok(());
         }
-        // The columns added last to each table (by `sql/metadata.sql`'s ADD COLUMN IF NOT EXISTS).
-        let has = |table: &str, column: &str| -> Result<bool> {
+        // The columns added to each table after its first layout (by `sql/metadata.sql`'s ADD
+        // COLUMN IF NOT EXISTS), all of them: one catalog read per table.
+        let has = |table: &str, columns: &[&str]| -> Result<bool> {
             let t = TableId { catalog: catalog.to_string(), schema: "openivm".into(), name: table.into() };
-            Ok(SqlCatalog::new(db).columns(&t)?.iter().any(|c| c.name == column))
+            let found = SqlCatalog::new(db).columns(&t)?;
+            Ok(columns.iter().all(|&want| found.iter().any(|c| c.name == want)))
         };
-        let mut current = has("cursors", "watermark")? && has("feeds", "batch_facts")?;
+        let mut current = has("cursors", &["watermark"])?
+            && has("feeds", &["pending_rows", "batch_rows", "batch_deletes", "batch_facts"])?;
         if !self.read_only(db, catalog)? {
             if !current {
                 super::ensure_metadata(db)?;

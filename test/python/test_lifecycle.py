@@ -56,8 +56,8 @@ class ReopenTest(unittest.TestCase):
     def test_metadata_of_an_earlier_version_is_upgraded_by_the_next_refresh(self):
         # A file whose metadata lacks the columns this version added to the cursors or the feeds
         # (as an earlier version wrote it): the first refresh of the reopened file adds them.
-        added = [("cursors", "watermark"), ("feeds", "batch_rows"), ("feeds", "batch_deletes")]
-        for dropped in ([added[0]], added[1:]):
+        added = [("cursors", "watermark"), ("feeds", "batch_rows"), ("feeds", "batch_deletes"), ("feeds", "batch_facts")]
+        for dropped in ([added[0]], added[1:3], added[3:]):
             with tempfile.TemporaryDirectory() as d:
                 path = os.path.join(d, "db.duckdb")
                 con = connect(path)
