@@ -50,6 +50,10 @@ pub trait Sql {
         self.query(sql)
     }
 
+    /// Tells a connection that keeps plans the fingerprint of `catalog`'s tables and views as a
+    /// refresh just read them (`execute::cache::ddl_fingerprint`).
+    fn catalog_seen(&self, _catalog: &str, _fingerprint: u64) {}
+
     fn execute_with(&self, sql: &str, params: &[&str]) -> Result<()> {
         self.query_with(sql, params).map(|_| ())
     }

@@ -8,7 +8,7 @@ use crate::bind::FunctionInfo;
 use crate::capture::feeds::FeedRows;
 use crate::capture::{declare, SourceKind};
 use crate::catalog::SqlCatalog;
-use crate::db::{Cells, Sql};
+use crate::db::{Cells, Row, Sql};
 use crate::error::{Error, Result};
 use crate::facts::ForeignKey;
 use crate::ir::{ColumnDef, TableId, ViewQuery};
@@ -128,6 +128,7 @@ impl CatalogSnapshot {
     /// (None: no such view) and the feeds.
     fn tables_comment_and_feeds(&mut self, db: &dyn Sql, at: &Qualified) -> Result<(Option<String>, FeedRows)> {
         let rows = REFRESH_READS.rows_kept(db)?;
+        db.catalog_seen(&at.catalog, ddl_fingerprint(&rows, &at.catalog));
         let (mut tables, mut comment) = (Vec::new(), None);
         for r in &rows {
             match r.int(0)? {
@@ -164,6 +165,23 @@ impl CatalogSnapshot {
         }
         Ok(self.views.as_deref().unwrap_or_default())
     }
+}
+
+/// A fingerprint of the tables and views of `catalog` in the rows of `sql::REFRESH_READS`: their
+/// names, oids, definitions and comments (not their sizes), whatever the order of the rows. It
+/// changes with every `CREATE`, `DROP`, `ALTER` or `COMMENT ON` of a table or view there (not
+/// with DDL of other objects: sequences, macros, indexes, types).
+pub fn ddl_fingerprint(rows: &[Row], catalog: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    rows.iter()
+        .filter(|r| matches!(r.first(), Some(Some(k)) if k == "0" || k == "1"))
+        .filter(|r| r.get(1).and_then(|c| c.as_deref()) == Some(catalog))
+        .map(|r| {
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            r[..r.len().min(6)].hash(&mut h);
+            h.finish()
+        })
+        .fold(0u64, u64::wrapping_add)
 }
 
 /// Every table's state, from one read of `duckdb_tables()`.
@@ -560,5 +578,39 @@ fn restale(e: Error, name: &str) -> Error {
     match e {
         Error::Stale { detail, .. } => Error::Stale { view: name.to_string(), detail },
         other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(cells: &[&str]) -> Row {
+        cells.iter().map(|c| Some(c.to_string())).collect()
+    }
+
+    #[test]
+    fn the_ddl_fingerprint_sees_definitions_not_sizes_nor_other_databases() {
+        let table = row(&["0", "db", "main", "t", "42", "CREATE TABLE t(a INTEGER);", "100"]);
+        let view = row(&["1", "db", "main", "v", "openivm marker", "43"]);
+        let other = row(&["0", "rc", "main", "r", "50", "CREATE TABLE r(a INTEGER);", "1"]);
+        let feed = row(&["3", "1", "db", "main", "t"]);
+        let base = ddl_fingerprint(&[table.clone(), view.clone(), other.clone(), feed.clone()], "db");
+        // Order, sizes, other databases and other kinds of rows change nothing.
+        let mut grown = table.clone();
+        grown[6] = Some("200".into());
+        assert_eq!(ddl_fingerprint(&[view.clone(), grown, feed], "db"), base);
+        // A table altered, a view replaced, a comment changed, a table added: all change it.
+        let mut altered = table.clone();
+        altered[5] = Some("CREATE TABLE t(a INTEGER, b INTEGER);".into());
+        assert_ne!(ddl_fingerprint(&[altered, view.clone()], "db"), base);
+        let mut replaced = view.clone();
+        replaced[5] = Some("44".into());
+        assert_ne!(ddl_fingerprint(&[table.clone(), replaced], "db"), base);
+        let mut commented = view.clone();
+        commented[4] = Some("".into());
+        assert_ne!(ddl_fingerprint(&[table.clone(), commented], "db"), base);
+        let added = row(&["0", "db", "main", "u", "45", "CREATE TABLE u(a INTEGER);", "0"]);
+        assert_ne!(ddl_fingerprint(&[table, view, added], "db"), base);
     }
 }

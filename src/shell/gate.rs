@@ -416,6 +416,13 @@ impl<C: Sql + Send> Sql for Lease<'_, C> {
     fn query_reusing_plan(&self, sql: &str, class: u32) -> Result<Vec<Row>> {
         self.gate.on_connection(|c| c.query_reusing_plan(sql, class))
     }
+
+    fn catalog_seen(&self, catalog: &str, fingerprint: u64) {
+        let _ = self.gate.on_connection(|c| {
+            c.catalog_seen(catalog, fingerprint);
+            Ok(())
+        });
+    }
 }
 
 impl<C: Sql + Send> Drop for Lease<'_, C> {
