@@ -35,7 +35,7 @@ use crate::db::Sql;
 use crate::error::{Error, Result};
 use crate::execute::{in_transaction, Cache};
 use crate::ir::{ColumnDef, Leaf, Shape, TableId};
-use crate::parse::parse_select;
+use crate::parse::{parse_constant_rows, parse_select};
 use crate::rely::qualified;
 use crate::render::capture::{self as capture_sql, Position};
 use crate::render::write::{self as sql, Assignment, Target};
@@ -129,10 +129,19 @@ enum Op {
     Update,
 }
 
+/// DuckDB's parse tree (JSON) of a statement (parsed, never run).
+fn parse_tree(db: &dyn Sql, text: &str) -> Result<String> {
+    PARSE_TREE.scalar(db, [text])?.ok_or_else(|| Error::Parse("DuckDB returned no parse tree".into()))
+}
+
 /// DuckDB's parse of a probe SELECT (parsed, never run).
 fn parse_probe(db: &dyn Sql, probe: &str) -> Result<Select> {
-    let json = PARSE_TREE.scalar(db, [probe])?.ok_or_else(|| Error::Parse("DuckDB returned no parse tree".into()))?;
-    let select = parse_select(&json)?;
+    select_of(&parse_tree(db, probe)?)
+}
+
+/// The SELECT of a parse tree of one statement.
+fn select_of(json: &str) -> Result<Select> {
+    let select = parse_select(json)?;
     // The parser takes `x IN (SELECT ...)` conjuncts out of the WHERE clause; a fragment has none.
     if !select.semi_joins.is_empty() {
         return Err(Error::Unsupported("subqueries".into()));
@@ -254,7 +263,11 @@ pub fn bind_query(db: &dyn Sql, cat: &dyn Catalog, t: &TableId, columns: &[Colum
     if text.trim().is_empty() {
         return Err(Error::NotOneSelect("the query is empty".into()));
     }
-    let q = parse_probe(db, text).and_then(|s| bind(s, cat)).map_err(|e| in_fragment("query", e))?;
+    let json = parse_tree(db, text).map_err(|e| in_fragment("query", e))?;
+    if let Some(rows) = parse_constant_rows(&json).map_err(|e| in_fragment("query", e))? {
+        return constant_rows(cat, t, columns, rows);
+    }
+    let q = select_of(&json).and_then(|s| bind(s, cat)).map_err(|e| in_fragment("query", e))?;
     // The rows are rendered by `full_select`, which applies no DISTINCT, ORDER BY or LIMIT.
     if q.presentation != Default::default() {
         return Err(Error::InvalidArgument(
@@ -267,15 +280,52 @@ pub fn bind_query(db: &dyn Sql, cat: &dyn Catalog, t: &TableId, columns: &[Colum
                 .into(),
         ));
     };
-    if outputs.len() != columns.len() {
+    check_width(outputs.len(), t, columns)?;
+    Ok(sql::insert_rows(&render::full_select(&q), columns))
+}
+
+fn check_width(given: usize, t: &TableId, columns: &[ColumnDef]) -> Result<()> {
+    if given != columns.len() {
         return Err(Error::InvalidArgument(format!(
-            "the query gives {} columns and the table '{}' has {}; give a value for every column, in the table's order",
-            outputs.len(),
+            "the query gives {given} columns and the table '{}' has {}; give a value for every column, in the table's order",
             qualified(t),
             columns.len()
         )));
     }
-    Ok(sql::insert_rows(&render::full_select(&q), columns))
+    Ok(())
+}
+
+/// The rows of `VALUES (...), (...)` or of a `SELECT` without `FROM` (`parse::parse_constant_rows`)
+/// as an insert's rows: each row's values are bound like the items of a query over the table (the
+/// functions deterministic, no subquery, no aggregate) and may name no column; each value is cast
+/// to its column's type, as DuckDB's `INSERT ... VALUES` does.
+fn constant_rows(cat: &dyn Catalog, t: &TableId, columns: &[ColumnDef], rows: Vec<Vec<Expr>>) -> Result<String> {
+    let mut bound = Vec::with_capacity(rows.len());
+    for row in rows {
+        check_width(row.len(), t, columns)?;
+        let mut named = None;
+        for e in &row {
+            e.visit(&mut |x| {
+                if let Expr::Column(parts) = x {
+                    named.get_or_insert_with(|| parts.join("."));
+                }
+            });
+        }
+        if let Some(column) = named {
+            return Err(Error::InvalidArgument(format!(
+                "the values of an insert name no column ('{column}'); use a query over a table to insert values from it"
+            )));
+        }
+        let items = row.into_iter().map(|expr| SelectItem { expr, alias: None }).collect();
+        let q = bind(Select::plain(items, probe_from(t)), cat).map_err(|e| in_fragment("query", e))?;
+        let Shape::Bag { outputs, .. } = q.shape else {
+            return Err(Error::InvalidArgument(
+                "unsupported in the values of a write through openivm: aggregates".into(),
+            ));
+        };
+        bound.push(outputs);
+    }
+    Ok(sql::insert_rows(&sql::constant_rows(&bound, columns), columns))
 }
 
 /// The feed a write records its delta in (None: record nothing).

@@ -157,6 +157,16 @@ pub fn insert_rows(query: &str, cols: &[ColumnDef]) -> String {
     format!("SELECT {c} FROM ({query}) AS openivm_q")
 }
 
+/// Constant rows (bound values, each row one value per column) as a query whose columns are named
+/// as `insert_rows` reads them, each value cast to its column's type.
+pub fn constant_rows(rows: &[Vec<Expr>], cols: &[ColumnDef]) -> String {
+    let values = list(rows, ", ", |row| {
+        format!("({})", list(row.iter().zip(cols), ", ", |(e, c)| format!("CAST({} AS {})", expr(e, &[]), c.ty)))
+    });
+    let names = list(0..cols.len(), ", ", |i| ident(&crate::ir::stored::group(i)));
+    format!("SELECT * FROM (VALUES {values}) AS openivm_v({names})")
+}
+
 /// `INSERT INTO t (columns) <rows>`.
 pub fn insert(t: &TableId, cols: &[ColumnDef], rows: &str) -> String {
     format!("INSERT INTO {} ({}) {rows}", table(t), list(cols, ", ", |c| ident(&c.name)))
