@@ -768,12 +768,15 @@ fn passed_key_checks(
         let (k, batch) = batch_of(leaf)?;
         inputs[k].feed.facts().filter(|f| f.seq == batch)
     };
-    // A relation counts only with both deltas at hand; the others are not covered.
-    let counted: Vec<(usize, &ProvenRelation)> = coverage
+    // A relation counts only with both deltas at hand (with its parent's); the others are not
+    // covered.
+    let counted: Vec<(usize, &ProvenRelation, &Qualified)> = coverage
         .iter()
         .enumerate()
-        .filter(|(_, r)| delta_of(r.parent_leaf).is_some() && delta_of(r.child_leaf).is_some())
-        .map(|(i, r)| (i, *r))
+        .filter_map(|(i, r)| {
+            delta_of(r.child_leaf)?;
+            Some((i, *r, delta_of(r.parent_leaf)?))
+        })
         .collect();
     let parent_batch = |r: &ProvenRelation| batch_of(r.parent_leaf).map(|(k, b)| (inputs[k].feed.id, b));
     // Outcomes: keys unique, no child row references a deleted key, child delta covered.
@@ -786,7 +789,7 @@ fn passed_key_checks(
     let mut unreferenced = vec![true; with_delta.len()];
     let mut covered: Vec<Option<bool>> = counted
         .iter()
-        .map(|(_, r)| {
+        .map(|(_, r, _)| {
             let (parent, batch) = parent_batch(r)?;
             known(r.child_leaf)?.covered(&r.fk.child_columns, parent, batch, &r.fk.parent_columns)
         })
@@ -814,16 +817,17 @@ fn passed_key_checks(
                 }
             })
             .collect();
+        // One count per relation of `to_count`, in its order: the row's columns are read by position.
         let coverage_sql: Vec<render::capture::CoverageSql> = to_count
             .iter()
-            .filter_map(|&j| {
-                let r = counted[j].1;
-                Some(render::capture::CoverageSql {
+            .map(|&j| {
+                let (_, r, parent) = counted[j];
+                render::capture::CoverageSql {
                     child: render::relation_sql(&leaf_source(c, inputs, r.child_leaf, true)),
                     refs: &r.fk.child_columns,
-                    parent: delta_of(r.parent_leaf)?,
+                    parent,
                     keys: &r.fk.parent_columns,
-                })
+                }
             })
             .collect();
         let rows = db.query(&render::capture::key_checks(&parts, &coverage_sql))?;
@@ -847,7 +851,7 @@ fn passed_key_checks(
         }
     }
     let mut out = KeyChecks { covered: vec![false; coverage.len()], learned, ..KeyChecks::default() };
-    for (j, (i, _)) in counted.iter().enumerate() {
+    for (j, (i, _, _)) in counted.iter().enumerate() {
         out.covered[*i] = covered[j] == Some(true);
     }
     for (i, (k, _)) in with_delta.iter().enumerate() {

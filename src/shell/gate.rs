@@ -414,6 +414,9 @@ impl<C: Sql + Send> Sql for Lease<'_, C> {
     }
 
     fn query_reusing_plan(&self, sql: &str, class: u32) -> Result<Vec<Row>> {
+        if tx_effect(sql) != TxEffect::None {
+            return self.query(sql);
+        }
         self.gate.on_connection(|c| c.query_reusing_plan(sql, class))
     }
 
