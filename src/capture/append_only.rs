@@ -162,4 +162,27 @@ mod tests {
         assert_eq!(size_accounted(&feed(1000, 990, 0), 1500, 1190), 1500);
         assert_eq!(size_accounted(&feed(1000, 1000, 4), 1500, 1200), 1500);
     }
+
+    #[test]
+    fn an_unmoved_count_proves_nothing_appended_only_without_deleted_rows() {
+        use crate::capture::{unchanged_by_size, Unchanged};
+        let key =
+            SourceKind::AppendOnly(Position::Key(crate::ir::ColumnDef { name: "id".into(), ty: "BIGINT".into() }));
+        let with = |mut f: Feed, kind: &SourceKind| {
+            f.kind = kind.clone();
+            f
+        };
+        // 1000 rows seen, none deleted: the same count means nothing was appended.
+        assert_eq!(unchanged_by_size(&with(feed(1000, 1000, 0), &key), 1000), Unchanged::Yes);
+        assert_eq!(unchanged_by_size(&feed(1000, 1000, 0), 1000), Unchanged::Yes);
+        // 10 of them deleted: a CHECKPOINT may drop them and 10 new rows restore the count.
+        assert_eq!(unchanged_by_size(&with(feed(1000, 990, 0), &key), 1000), Unchanged::UnlessPastKey);
+        // A rowid watermark has no key to probe (and deletes there break the promise).
+        assert_eq!(unchanged_by_size(&feed(1000, 990, 0), 1000), Unchanged::No);
+        // A recorded table is written through openivm only.
+        assert_eq!(unchanged_by_size(&with(feed(1000, 990, 0), &SourceKind::Recorded), 1000), Unchanged::Yes);
+        // A moved count, or a pending batch, is read.
+        assert_eq!(unchanged_by_size(&with(feed(1000, 1000, 0), &key), 1001), Unchanged::No);
+        assert_eq!(unchanged_by_size(&with(feed(1000, 1000, 3), &key), 1000), Unchanged::No);
+    }
 }

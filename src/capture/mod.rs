@@ -213,14 +213,49 @@ pub fn rebaseline(db: &dyn Sql, feed: &feeds::Feed, size_now: i64) -> Result<Opt
     }))
 }
 
-/// Whether a capture can be skipped: an append-only or recorded table whose appended-row count
-/// did not move since the last capture, and that has no pending batch, has no new rows (a diff
+/// What the appended-row count says about a table since its feed's last capture: an
+/// append-only or recorded table whose appended-row count did not move since the last capture,
+/// and that has no pending batch, has no new rows (a diff
 /// table can only be known by reading it, a DuckLake table by its snapshots: deletes do not
-/// move the appended-row count).
-pub fn surely_unchanged(feed: &feeds::Feed, size_now: i64) -> bool {
-    matches!(feed.kind, SourceKind::AppendOnly(_) | SourceKind::Recorded)
-        && size_now == feed.size_seen
-        && feed.pending_rows == 0
+/// move the appended-row count). The count is no proof once the table holds deleted rows: a
+/// CHECKPOINT drops them from it, and as many new rows bring it back to the number seen
+/// (`Unchanged::UnlessPastKey`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Unchanged {
+    /// Nothing was appended.
+    Yes,
+    /// The count did not move, but it included deleted rows at the capture, which a CHECKPOINT
+    /// may have dropped since: nothing was appended if no row lies past the key watermark.
+    UnlessPastKey,
+    /// Read the table.
+    No,
+}
+
+pub fn unchanged_by_size(feed: &feeds::Feed, size_now: i64) -> Unchanged {
+    let same = size_now == feed.size_seen && feed.pending_rows == 0;
+    match &feed.kind {
+        _ if !same => Unchanged::No,
+        // Deletes go through openivm only: a checkpoint dropping them and a direct insert of as
+        // many rows would break the promise anyway (not seen, as a direct update is not).
+        SourceKind::Recorded => Unchanged::Yes,
+        SourceKind::AppendOnly(_) if feed.size_seen <= feed.row_count => Unchanged::Yes,
+        SourceKind::AppendOnly(Position::Key(_)) => Unchanged::UnlessPastKey,
+        _ => Unchanged::No,
+    }
+}
+
+/// Whether a capture can be skipped (`unchanged_by_size`); for a table holding deleted rows,
+/// whether no row lies past the key watermark (DuckDB's zonemaps skip the blocks before it).
+pub fn unchanged_now(db: &dyn Sql, feed: &feeds::Feed, size_now: i64) -> Result<bool> {
+    match (unchanged_by_size(feed, size_now), &feed.kind) {
+        (Unchanged::Yes, _) => Ok(true),
+        (Unchanged::UnlessPastKey, SourceKind::AppendOnly(pos)) => {
+            let past =
+                db.scalar_int(&crate::render::capture::count_past(&feed.table, pos, feed.watermark.as_deref()), &[])?;
+            Ok(past == 0)
+        }
+        _ => Ok(false),
+    }
 }
 
 /// How a view attaching to a shared diff feed may skip the diff of the whole table that brings

@@ -649,7 +649,7 @@ fn attach(db: &dyn Sql, q: &ViewQuery, at: &Qualified, catalog: &str) -> Result<
                 continue;
             }
         }
-        let fresh = if feed.consumers > 0 && !capture::surely_unchanged(&feed, sizes[k]) {
+        let fresh = if feed.consumers > 0 && !capture::unchanged_now(db, &feed, sizes[k])? {
             match capture::capture(db, &feed, &format!("attach_{k}"), sizes[k]) {
                 Ok(fresh) => fresh,
                 // The attaching view is computed in full anyway: a broken promise restarts the

@@ -335,7 +335,7 @@ fn first_transaction(db: &dyn Sql, cache: &mut Cache, name: &str, opts: &Options
         if !capture::captured_first(&feed.kind) || &feed.kind != declared {
             continue; // captured in the second transaction
         }
-        if capture::surely_unchanged(&feed, size) {
+        if capture::unchanged_now(db, &feed, size)? {
             let fresh = capture::unchanged(&feed);
             captured.push((k, feed, fresh));
         } else {
@@ -541,7 +541,7 @@ fn second_transaction(
         }
         let first_in_round = round.as_deref_mut().map(|r| r.captured.insert(feed.id));
         let fresh =
-            if first_in_round == Some(false) || (switch_to.is_none() && capture::surely_unchanged(&feed, sizes[k])) {
+            if first_in_round == Some(false) || (switch_to.is_none() && capture::unchanged_now(db, &feed, sizes[k])?) {
                 capture::unchanged(&feed)
             } else {
                 // A round keeps its batches until its end: one name per feed.

@@ -221,6 +221,11 @@ pub fn max_key(base: &TableId, key: &ColumnDef) -> String {
     format!("SELECT max({})::VARCHAR FROM {}", ident(&key.name), table(base))
 }
 
+/// The rows of the table past the watermark.
+pub fn count_past(base: &TableId, pos: &Position, watermark: Option<&str>) -> String {
+    format!("SELECT count(*)::BIGINT FROM {} WHERE {}", table(base), pos.after(watermark))
+}
+
 pub fn count_all(base: &TableId) -> String {
     format!("SELECT count(*)::BIGINT FROM {}", table(base))
 }
