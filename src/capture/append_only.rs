@@ -47,46 +47,102 @@ pub fn size_accounted(feed: &Feed, size_now: i64, count: i64) -> i64 {
 }
 
 pub fn capture(db: &dyn Sql, feed: &Feed, pos: &Position, name: &str, size_now: i64) -> Result<Fresh> {
-    let fresh = read(db, feed, pos, name)?;
+    let read = read(db, feed, pos, name, size_now)?;
     // The batch's size and last position, and the table's row count, in one statement.
-    let row = db.query(&sql::fresh_stats(&[(&fresh, &feed.table)]))?;
-    finish(db, feed, pos, fresh, row.first(), size_now)
+    let row = db.query(&sql::fresh_stats(&[read.part(feed, pos)]))?;
+    finish(db, feed, pos, read, row.first(), name, size_now)
+}
+
+/// Where the first half of a capture left its batch.
+pub enum Read {
+    /// The rows past the watermark and the open batch, copied into a temp table.
+    Copied(Qualified),
+    /// Nothing copied: the batch is expected to be the open batch alone, read where it lies in a
+    /// log that holds nothing else (`in_place`), which the statistics confirm or `finish` copies.
+    InLog(sql::OpenBatch),
+}
+
+impl Read {
+    /// The part of `sql::fresh_stats` that counts this batch.
+    pub fn part<'a>(&'a self, feed: &'a Feed, pos: &'a Position) -> sql::FreshPart<'a> {
+        match self {
+            Read::Copied(fresh) => sql::FreshPart::Copied { fresh, base: &feed.table },
+            Read::InLog(open) => {
+                sql::FreshPart::InLog { open, base: &feed.table, pos, watermark: feed.watermark.as_deref() }
+            }
+        }
+    }
+}
+
+/// Whether a capture may expect its batch to be the feed's open batch alone, where it lies: there
+/// is one, the log holds no earlier batch (every view applied them all and they were trimmed),
+/// and the appended-row count did not move since the last capture. The count is only a hint (a
+/// commit in progress, or a CHECKPOINT that dropped deleted rows, can hide new rows), so the
+/// statistics count the rows past the watermark too. The delta then needs no copy, and the
+/// merge reads the log as the views that follow do, through a plan kept for it.
+fn in_place(feed: &Feed, size_now: i64) -> bool {
+    feed.log_rows == 0 && super::in_place_hint(feed, size_now)
 }
 
 /// The first half of a capture: the rows past the watermark and the feed's open batch, into one
-/// temp table. Several captures read their statistics in one statement (`sql::fresh_stats`)
-/// before `finish`.
-pub fn read(db: &dyn Sql, feed: &Feed, pos: &Position, name: &str) -> Result<Qualified> {
+/// temp table, unless the open batch alone is expected (`in_place`). Several captures read their
+/// statistics in one statement (`sql::fresh_stats`) before `finish`.
+pub fn read(db: &dyn Sql, feed: &Feed, pos: &Position, name: &str, size_now: i64) -> Result<Read> {
+    if in_place(feed, size_now) {
+        return Ok(Read::InLog(feed.open_batch()));
+    }
+    copy(db, feed, pos, name)
+}
+
+/// The rows past the watermark and the open batch, copied into a temp table named after `name`.
+fn copy(db: &dyn Sql, feed: &Feed, pos: &Position, name: &str) -> Result<Read> {
     let fresh = temp_name(name, 0);
     let open = (feed.pending_rows > 0).then(|| feed.open_batch());
     db.execute(&render::create_temp_table_as(
         &fresh,
         &sql::rows_after(&feed.table, &feed.columns, pos, feed.watermark.as_deref(), open.as_ref()),
     ))?;
-    Ok(fresh)
+    Ok(Read::Copied(fresh))
 }
 
 /// The second half of a capture, from the row of `sql::fresh_stats` for the rows `read` took:
-/// the promise check, the open batch, the new watermark.
+/// the promise check, the open batch, the new watermark. A batch read in place that turns out to
+/// hold more than the open batch is copied after all (`name`).
 pub fn finish(
     db: &dyn Sql,
     feed: &Feed,
     pos: &Position,
-    fresh: Qualified,
+    read: Read,
     row: Option<&Row>,
+    name: &str,
     size_now: i64,
 ) -> Result<Fresh> {
+    let others = row.map(|r| r.int(6)).transpose()?.unwrap_or(0);
+    let fresh = match read {
+        Read::Copied(fresh) => Some(fresh),
+        Read::InLog(_) => {
+            let appended = row.map(|r| r.int(0)).transpose()?.unwrap_or(0);
+            if appended > 0 || others > 0 {
+                let read = copy(db, feed, pos, name)?;
+                let row = db.query(&sql::fresh_stats(&[read.part(feed, pos)]))?;
+                return finish(db, feed, pos, read, row.first(), name, size_now);
+            }
+            None
+        }
+    };
     // The appended rows (with a position) and the batch's deletes, then all its rows.
     let (appended, max_position) = DeltaStats::from_row(row)?;
     let count = row.map(|r| r.int(3)).transpose()?.unwrap_or(0);
     let all = row.map(|r| r.int(5)).transpose()?.unwrap_or(0);
     let stats = DeltaStats { rows: u64::try_from(all).unwrap_or(0), deletes: appended.deletes };
-    if stats.rows == 0 {
-        db.execute(&render::drop_table(&fresh))?;
+    if let Some(f) = fresh.as_ref().filter(|_| stats.rows == 0) {
+        db.execute(&render::drop_table(f))?;
     }
     let expected = feed.row_count + appended.rows as i64;
     if count != expected {
-        let _ = db.execute(&render::drop_table(&fresh));
+        if let Some(f) = &fresh {
+            let _ = db.execute(&render::drop_table(f));
+        }
         return Err(Error::BrokenPromise(format!(
             "table '{}' was declared append-only, but it holds {count} rows where {} were expected ({} at the last \
              capture plus {} new ones past the watermark): rows were deleted{}. Its views cannot be maintained \
@@ -100,7 +156,8 @@ pub fn finish(
             qualified(&feed.table),
         )));
     }
-    let delta = (stats.rows > 0).then_some(fresh);
+    // A batch read in place is the log itself (never dropped: `feeds::owned`).
+    let delta = (stats.rows > 0).then(|| fresh.unwrap_or_else(|| feed.log()));
     let size_seen = size_accounted(feed, size_now, count);
     let watermark = match (pos, max_position) {
         (_, None) => feed.watermark.clone(),

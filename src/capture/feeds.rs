@@ -802,6 +802,8 @@ pub fn commit(
     book: Option<&mut Bookkeeping>,
 ) -> Result<()> {
     let others = if log { feed.consumers - i64::from(attached) } else { 0 };
+    // A log that held no batch before this one has nothing to trim below it.
+    let nothing_older = feed.log_rows == 0;
     let changed = fresh.stats.rows > 0
         || fresh.watermark != feed.watermark
         || fresh.size_seen != feed.size_seen
@@ -855,8 +857,10 @@ pub fn commit(
         }
         feed.cursor = feed.seq;
         let oldest = feed.others_min.map_or(feed.seq, |m| m.min(feed.seq));
-        let trimmed =
-            feed.log_rows > 0 && trims_now(feed.log_rows, oldest > held, appended) && trim_to(db, feed, oldest)?;
+        let trimmed = feed.log_rows > 0
+            && !(nothing_older && oldest < feed.seq)
+            && trims_now(feed.log_rows, oldest > held, appended)
+            && trim_to(db, feed, oldest)?;
         if changed || trimmed {
             book.feeds.push(feed.id);
         }
@@ -974,6 +978,19 @@ fn trim(db: &dyn Sql, feed: &mut Feed) -> Result<bool> {
 /// The oldest cursor of feed `id` at or past 0 (-1: none; a view at -1 needs no logged batch).
 fn oldest_cursor(db: &dyn Sql, id: i64) -> Result<i64> {
     FEED_MIN_CURSOR.scalar_int(db, [&id.to_string()])
+}
+
+/// Before a capture whose batch may be the open batch alone (`capture::in_place_hint`): deletes
+/// the logged batches every view of the feed has applied, and saves the feed, so that the log
+/// may hold nothing but the open batch and the capture take it where it lies. The
+/// capture's commit would delete them anyway (it trims when it logs a batch); saving the feed
+/// here keeps its row count of the log right if the refresh fails after this transaction.
+pub fn trim_applied(db: &dyn Sql, feed: &mut Feed) -> Result<()> {
+    // Up to the oldest cursor as the metadata has it, not as this view's read of it says.
+    if trim(db, feed)? {
+        feed.save(db)?;
+    }
+    Ok(())
 }
 
 /// Deletes the logged batches up to `seq`; whether any was deleted.

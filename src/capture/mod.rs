@@ -136,29 +136,24 @@ pub fn unchanged(feed: &feeds::Feed) -> Fresh {
 /// place for the caller to recompute.
 pub fn capture_all(db: &dyn Sql, feeds: &[(&feeds::Feed, String, i64)]) -> Result<Vec<Result<Fresh>>> {
     let mut read = Vec::new();
-    for (feed, name, _) in feeds {
+    for (feed, name, size) in feeds {
         if let SourceKind::AppendOnly(pos) = &feed.kind {
-            read.push(append_only::read(db, feed, pos, name)?);
+            read.push((append_only::read(db, feed, pos, name, *size)?, *feed, pos));
         }
     }
     let stats = if read.is_empty() {
         vec![]
     } else {
-        let parts: Vec<(&Qualified, &crate::ir::TableId)> = feeds
-            .iter()
-            .filter(|(f, _, _)| matches!(f.kind, SourceKind::AppendOnly(_)))
-            .zip(&read)
-            .map(|((f, _, _), r)| (r, &f.table))
-            .collect();
+        let parts: Vec<_> = read.iter().map(|(r, f, pos)| r.part(f, pos)).collect();
         db.query(&crate::render::capture::fresh_stats(&parts))?
     };
-    let (mut read, mut stats) = (read.into_iter(), stats.iter());
+    let (mut read, mut stats) = (read.into_iter().map(|(r, _, _)| r), stats.iter());
     let mut out = Vec::new();
     for (feed, name, size) in feeds {
         let fresh = match &feed.kind {
             SourceKind::AppendOnly(pos) => {
                 let fresh = read.next().ok_or_else(|| Error::Internal("a capture without its batch".into()))?;
-                append_only::finish(db, feed, pos, fresh, stats.next(), *size)?
+                append_only::finish(db, feed, pos, fresh, stats.next(), name, *size)?
             }
             SourceKind::DuckLake(_) => match capture(db, feed, name, *size) {
                 Err(e @ Error::BrokenPromise(_)) => {
@@ -283,6 +278,20 @@ pub fn skip_diff(feed: &feeds::Feed, kind: &SourceKind, columns: &[ColumnDef]) -
     shared_diff.then(|| if feed.covers(columns) { SkipDiff::Join } else { SkipDiff::Restart })
 }
 
+/// Whether a capture of this feed may find its batch to be the open batch alone: writes through
+/// openivm wait in it, and (for an append-only table) the appended-row count did not move since
+/// the last capture, a hint the capture's statistics confirm. Before such a capture the logged
+/// batches every view applied are trimmed (`feeds::trim_applied`), so that the log holds the open
+/// batch alone and the capture takes it where it lies.
+pub fn in_place_hint(feed: &feeds::Feed, size_now: i64) -> bool {
+    feed.pending_rows > 0
+        && match &feed.kind {
+            SourceKind::Recorded => true,
+            SourceKind::AppendOnly(Position::Key(_)) => size_now == feed.size_seen,
+            _ => false,
+        }
+}
+
 /// Whether a refresh captures this source in its first transaction (O(delta) sources), so
 /// that the optimizer sees the committed deltas' sizes.
 pub fn captured_first(kind: &SourceKind) -> bool {
@@ -331,7 +340,8 @@ pub fn netted_delta(db: &dyn Sql, name: &Qualified, parts: &[String], columns: &
 
 /// Drops the temp tables a capture made.
 pub fn discard(db: &dyn Sql, fresh: &Fresh) -> Result<()> {
-    for t in [&fresh.delta, &fresh.net].into_iter().flatten() {
+    // A batch taken where it lies in the feed's log is only borrowed (`feeds::owned`).
+    for t in [&fresh.delta, &fresh.net].into_iter().flatten().filter(|t| feeds::owned(t)) {
         db.execute(&crate::render::drop_table(t))?;
     }
     Ok(())

@@ -14,7 +14,7 @@
 
 use super::feeds::Feed;
 use super::{temp_name, DeltaStats, Fresh};
-use crate::db::Sql;
+use crate::db::{Cells, Sql};
 use crate::error::{Error, Result};
 use crate::rely::qualified;
 use crate::render::capture as sql;
@@ -48,12 +48,26 @@ pub fn capture(db: &dyn Sql, feed: &Feed, name: &str, size_now: i64) -> Result<F
     })
 }
 
-/// The batch of a recorded feed's capture: its open batch, copied as it is into a delta table
-/// named after `name` (None when it is empty). The rows are used as they are, one per copy,
-/// without netting them: a delta is a signed multiset, so a row recorded +1 and -1 contributes
-/// nothing to any term (`feeds::view_delta` says when a view nets its own). An append-only feed
-/// copies its open batch with the rows past its watermark (`append_only::read`).
+/// The batch of a recorded feed's capture: its open batch (None when it is empty), where it lies
+/// when the log holds nothing else (every view applied the earlier batches and they were
+/// trimmed: no copy, and the merge reads the log through a plan kept for it, as the views that
+/// follow do), else copied as it is into a delta table named after `name`. The rows are used as
+/// they are, one per copy, without netting them: a delta is a signed multiset, so a row recorded
+/// +1 and -1 contributes nothing to any term (`feeds::view_delta` says when a view nets its own).
+/// An append-only feed takes its open batch with the rows past its watermark
+/// (`append_only::read`).
 fn open_batch(db: &dyn Sql, feed: &Feed, name: &str) -> Result<(Option<Qualified>, DeltaStats)> {
+    if feed.log_rows == 0 {
+        let rows = db.query(&sql::in_log_stats(&feed.open_batch()))?;
+        let row = rows.first().ok_or_else(|| Error::Internal("the open batch's statistics returned no row".into()))?;
+        let n = |i: usize| -> Result<u64> {
+            u64::try_from(row.int(i)?).map_err(|_| Error::Internal("a negative delta row count".into()))
+        };
+        if n(2)? == 0 {
+            let stats = DeltaStats { rows: n(0)?, deletes: n(1)? };
+            return Ok(((stats.rows > 0).then(|| feed.log()), stats));
+        }
+    }
     let delta = temp_name(&format!("{name}_pending"), 0);
     db.execute(&render::create_temp_table_as(&delta, &sql::open_rows(&feed.open_batch(), &feed.columns)))?;
     let (stats, _) = DeltaStats::from_row(db.query(&sql::delta_stats(&delta))?.first())?;

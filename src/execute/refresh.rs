@@ -82,7 +82,7 @@ impl Input {
     /// Whether the terms read this table's delta from a temp table made in this refresh (its
     /// fresh batch, or a delta of its own).
     fn reads_temp_delta(&self) -> bool {
-        self.fresh.delta.is_some() || self.delta.as_ref().is_some_and(feeds::owned)
+        self.fresh.delta.as_ref().is_some_and(feeds::owned) || self.delta.as_ref().is_some_and(feeds::owned)
     }
 }
 
@@ -340,6 +340,13 @@ fn first_transaction(db: &dyn Sql, cache: &mut Cache, name: &str, opts: &Options
             captured.push((k, feed, fresh));
         } else {
             to_capture.push((k, feed));
+        }
+    }
+    // A batch that may be the open batch alone is taken where it lies once the log holds
+    // nothing else (not on a read-only database, where the refresh fails with its own error).
+    for (k, feed) in to_capture.iter_mut() {
+        if capture::in_place_hint(feed, sizes[*k]) && feed.log_rows > 0 && !cache.read_only(db, &at.catalog)? {
+            feeds::trim_applied(db, feed)?;
         }
     }
     let requests: Vec<(&Feed, String, i64)> =
