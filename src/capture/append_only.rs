@@ -117,11 +117,11 @@ pub fn finish(
     name: &str,
     size_now: i64,
 ) -> Result<Fresh> {
-    let others = row.map(|r| r.int(6)).transpose()?.unwrap_or(0);
     let fresh = match read {
         Read::Copied(fresh) => Some(fresh),
         Read::InLog(_) => {
             let appended = row.map(|r| r.int(0)).transpose()?.unwrap_or(0);
+            let others = row.map(|r| r.int(6)).transpose()?.unwrap_or(0);
             if appended > 0 || others > 0 {
                 let read = copy(db, feed, pos, name)?;
                 let row = db.query(&sql::fresh_stats(&[read.part(feed, pos)]))?;

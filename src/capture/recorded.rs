@@ -14,7 +14,7 @@
 
 use super::feeds::Feed;
 use super::{temp_name, DeltaStats, Fresh};
-use crate::db::{Cells, Sql};
+use crate::db::Sql;
 use crate::error::{Error, Result};
 use crate::rely::qualified;
 use crate::render::capture as sql;
@@ -59,12 +59,8 @@ pub fn capture(db: &dyn Sql, feed: &Feed, name: &str, size_now: i64) -> Result<F
 fn open_batch(db: &dyn Sql, feed: &Feed, name: &str) -> Result<(Option<Qualified>, DeltaStats)> {
     if feed.log_rows == 0 {
         let rows = db.query(&sql::in_log_stats(&feed.open_batch()))?;
-        let row = rows.first().ok_or_else(|| Error::Internal("the open batch's statistics returned no row".into()))?;
-        let n = |i: usize| -> Result<u64> {
-            u64::try_from(row.int(i)?).map_err(|_| Error::Internal("a negative delta row count".into()))
-        };
-        if n(2)? == 0 {
-            let stats = DeltaStats { rows: n(0)?, deletes: n(1)? };
+        let (stats, others) = DeltaStats::from_row(rows.first())?;
+        if others.and_then(|o| o.parse::<i64>().ok()) == Some(0) {
             return Ok(((stats.rows > 0).then(|| feed.log()), stats));
         }
     }
