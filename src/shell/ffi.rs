@@ -37,11 +37,15 @@ pub struct Connection {
 /// How many reusable plans a connection keeps: a few per maintained view in steady state.
 const KEPT_PLANS: usize = 64;
 
-/// The optimizers that draw conclusions from the rows a table holds when the plan is made
-/// (DuckDB 1.5.5: statistics propagation prunes filters and joins that no row passes and picks
-/// perfect hash tables from value ranges; compressed materialization narrows values to the
-/// ranges seen). A plan that outlives its data must be made without them.
-const NO_STATISTICS: &str = "SET disabled_optimizers = 'statistics_propagation,compressed_materialization'";
+/// The optimizers whose plans hold conclusions about the rows the tables held when the plan was
+/// made or last ran (DuckDB 1.5.5: statistics propagation prunes filters and joins that no row
+/// passes and picks perfect hash tables from value ranges; compressed materialization narrows
+/// values to the ranges seen; a join's pushed-down filter keeps the key range of the build side
+/// of an earlier run of the same prepared statement; the row-group pruner skips row groups by
+/// their statistics). A plan that outlives its data must be made and run without them
+/// (test/sql/chains/kept_plan_ranges.test).
+const NO_STATISTICS: &str =
+    "SET disabled_optimizers = 'statistics_propagation,compressed_materialization,join_filter_pushdown,row_group_pruner'";
 const STATISTICS_AGAIN: &CStr = c"RESET disabled_optimizers";
 
 /// How a statement is planned.
@@ -136,8 +140,18 @@ impl Connection {
         Ok(stmt)
     }
 
+    /// Turns the optimizers of `NO_STATISTICS` off for a statement that is prepared once and run
+    /// again (DuckDB also plans it again with the settings of the run after a catalog change).
+    fn statistics_optimizers_off(&self) -> Result<()> {
+        if !self.statistics_off.get() {
+            self.run(NO_STATISTICS, &[], Planning::Once)?;
+            self.statistics_off.set(true);
+        }
+        Ok(())
+    }
+
     fn run(&self, sql: &str, params: &[&str], planning: Planning) -> Result<Vec<Row>> {
-        if self.statistics_off.get() && !matches!(planning, Planning::Kept(_)) {
+        if self.statistics_off.get() && matches!(planning, Planning::Once) {
             // After a kept plan: the optimizers again, for this statement and those after. In a
             // transaction a failed statement aborted, SET fails too; the next statement tries
             // again (meanwhile statements are planned without them: slower at worst).
@@ -157,14 +171,13 @@ impl Connection {
                 // optimizers that use the data's statistics: a kept plan would otherwise keep
                 // conclusions about the rows at its planning (a filter no row passed then, a
                 // value range) and give wrong results once the tables hold other rows.
-                if !self.statistics_off.get() {
-                    self.run(NO_STATISTICS, &[], Planning::Once)?;
-                    self.statistics_off.set(true);
-                }
+                self.statistics_optimizers_off()?;
                 let stmt = self.kept_statement(sql, &c_sql, class)?;
                 unsafe { ffi::duckdb_execute_prepared(stmt, &mut result) }
             }
             Planning::Parameterized => {
+                // Prepared once and run many times: the same rule as a kept plan.
+                self.statistics_optimizers_off()?;
                 let stmt = self.prepared_statement(sql, &c_sql)?;
                 unsafe {
                     ffi::duckdb_clear_bindings(stmt);
