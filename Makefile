@@ -21,7 +21,7 @@ SEED         ?= 42
 BATCHES      ?= 500
 
 .PHONY: all release debug venv venv2 demo test test-unit test-sql test-python test-differential test-corpus \
-        test-compat test-sql-duckdb2 venv-bench bench bench-quick clean
+        test-compat test-sql-duckdb2 test-long venv-bench bench bench-quick clean
 
 all: release
 
@@ -78,9 +78,20 @@ test-differential: release
 
 # Every TPC-H and TPC-DS query as a maintained view, refreshed after random batches and compared
 # with a recompute (test/corpus/corpus.py); `make test` runs the TPC-H part.
+# Each seed is a new database whose views are refreshed in random orders and at random rates.
 test-corpus: release
-	$(VENV_PY) test/corpus/corpus.py --extension $(EXTENSION) --suite tpch --sf 0.01 --batches 3
+	$(VENV_PY) test/corpus/corpus.py --extension $(EXTENSION) --suite tpch --sf 0.01 --batches 6 --seeds 3
 	$(VENV_PY) test/corpus/corpus.py --extension $(EXTENSION) --suite tpcds --sf 0.01 --batches 2
+
+# The long campaign (test/campaign.py): differential and TPC-H corpus runs, seed after seed, until
+# MINUTES pass or CAMPAIGN_BATCHES batches ran; failing runs' output goes to test/tmp/campaign/.
+MINUTES          ?= 60
+CAMPAIGN_BATCHES ?= 100000
+CAMPAIGN_SEED    ?= 1000
+test-long: release $(VENV2_STAMP)
+	$(VENV_PY) test/campaign.py --extension $(EXTENSION) --minutes $(MINUTES) --batches $(CAMPAIGN_BATCHES) --seed $(CAMPAIGN_SEED)
+	$(VENV_PY) test/campaign.py --extension $(EXTENSION) --minutes $(MINUTES) --batches $(CAMPAIGN_BATCHES) --seed $(CAMPAIGN_SEED) \
+	    --python $(VENV2)/bin/python --no-corpus --out test/tmp/campaign-duckdb2
 
 # The sqllogictest suite on DuckDB 2.0 (informational: a few records assert 1.5.5's own behaviour).
 test-sql-duckdb2: release $(VENV2_STAMP)

@@ -70,7 +70,7 @@ def main():
         ("differential", [py, "test/differential/differential.py", "--extension", args.extension,
                           "--seed", args.seed, "--batches", args.batches], summary_line),
         ("corpus-tpch", [py, "test/corpus/corpus.py", "--extension", args.extension, "--suite", "tpch",
-                         "--sf", "0.01", "--batches", "3", "--seed", args.seed], summary_line),
+                         "--sf", "0.01", "--batches", "4", "--seeds", "2", "--seed", args.seed, "--quiet"], summary_line),
     ]
     if args.duckdb2:
         suites.append(("duckdb2", [args.duckdb2, "test/python/compat_check.py", args.extension], summary_line))

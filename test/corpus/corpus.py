@@ -86,36 +86,38 @@ def is_ordered(con, query):
 
 
 def tpch_batch(con, rnd, b):
-    """RF1 (new orders with their lines), RF2 (deleted orders with their lines), updates."""
-    top = con.execute("SELECT max(o_orderkey) FROM orders").fetchone()[0]
-    m = rnd.randint(40, 90)
-    r = rnd.randint(0, m - 1)
+    """RF1 (copies of sampled orders with their lines under new keys), RF2 (sampled orders
+    deleted with their lines), updates of measures, of join keys and of dimension rows."""
+    keys = [k for (k,) in con.execute("SELECT o_orderkey FROM orders ORDER BY o_orderkey").fetchall()]
+    top = keys[-1]
+    copied = rnd.sample(keys, min(len(keys), rnd.randint(5, 25)))
     shift = top + 8
+    picked = ", ".join(str(k) for k in copied)
     con.execute(
         f"""INSERT INTO orders SELECT o_orderkey + {shift}, o_custkey, o_orderstatus, o_totalprice * 1.01,
             o_orderdate + INTERVAL (o_orderkey % 30) DAY, o_orderpriority, o_clerk, o_shippriority, o_comment
-            FROM orders WHERE o_orderkey % {m} = {r} AND o_orderkey <= {top}"""
+            FROM orders WHERE o_orderkey IN ({picked})"""
     )
     con.execute(
         f"""INSERT INTO lineitem SELECT l_orderkey + {shift}, l_partkey, l_suppkey, l_linenumber, l_quantity,
             l_extendedprice, l_discount, l_tax, l_returnflag, l_linestatus, l_shipdate, l_commitdate,
             l_receiptdate, l_shipinstruct, l_shipmode, l_comment
-            FROM lineitem WHERE l_orderkey % {m} = {r} AND l_orderkey <= {top}"""
+            FROM lineitem WHERE l_orderkey IN ({picked})"""
     )
-    d, dr = rnd.randint(60, 120), rnd.randint(0, 59)
-    con.execute(f"DELETE FROM lineitem WHERE l_orderkey % {d} = {dr}")
-    con.execute(f"DELETE FROM orders WHERE o_orderkey % {d} = {dr}")
-    u, ur = rnd.randint(50, 100), rnd.randint(0, 49)
-    con.execute(
-        f"UPDATE lineitem SET l_quantity = l_quantity + 1, l_discount = 0.05 WHERE l_orderkey % {u} = {ur}"
-    )
-    con.execute(f"UPDATE lineitem SET l_suppkey = l_suppkey % 100 + 1 WHERE l_orderkey % {u + 1} = {ur}")
-    con.execute(f"UPDATE orders SET o_orderpriority = '1-URGENT' WHERE o_orderkey % {u + 2} = {ur}")
-    con.execute(f"UPDATE customer SET c_acctbal = c_acctbal + 100 WHERE c_custkey % {u} = {ur}")
-    con.execute(f"UPDATE part SET p_size = p_size % 50 + 1, p_brand = 'Brand#23' WHERE p_partkey % {u} = {ur}")
-    con.execute(f"UPDATE supplier SET s_acctbal = -s_acctbal WHERE s_suppkey % {u} = {ur}")
-    con.execute(f"UPDATE partsupp SET ps_supplycost = ps_supplycost * 0.5 WHERE ps_partkey % {u} = {ur}")
-    if b % 2 == 1:
+    gone = ", ".join(str(k) for k in rnd.sample(keys, min(len(keys), rnd.randint(3, 15))))
+    con.execute(f"DELETE FROM lineitem WHERE l_orderkey IN ({gone})")
+    con.execute(f"DELETE FROM orders WHERE o_orderkey IN ({gone})")
+    con.execute(f"UPDATE lineitem SET l_discount = (l_discount + 0.01) % 0.1 WHERE l_orderkey % 997 = {rnd.randint(0, 996)}")
+    if rnd.random() < 0.5:
+        u, ur = rnd.randint(50, 100), rnd.randint(0, 49)
+        con.execute(f"UPDATE lineitem SET l_quantity = l_quantity + 1 WHERE l_orderkey % {u} = {ur}")
+        con.execute(f"UPDATE lineitem SET l_suppkey = l_suppkey % 100 + 1 WHERE l_orderkey % {u + 1} = {ur}")
+        con.execute(f"UPDATE orders SET o_orderpriority = '1-URGENT' WHERE o_orderkey % {u + 2} = {ur}")
+        con.execute(f"UPDATE customer SET c_acctbal = c_acctbal + 100 WHERE c_custkey % {u} = {ur}")
+        con.execute(f"UPDATE part SET p_size = p_size % 50 + 1, p_brand = 'Brand#23' WHERE p_partkey % {u} = {ur}")
+        con.execute(f"UPDATE supplier SET s_acctbal = -s_acctbal WHERE s_suppkey % {u} = {ur}")
+        con.execute(f"UPDATE partsupp SET ps_supplycost = ps_supplycost * 0.5 WHERE ps_partkey % {u} = {ur}")
+    if rnd.random() < 0.2:
         con.execute("UPDATE nation SET n_regionkey = (n_regionkey + 1) % 5 WHERE n_nationkey = " + str(rnd.randint(0, 24)))
 
 
@@ -140,16 +142,12 @@ def tpcds_batch(con, rnd, b):
     con.execute(f"UPDATE store_sales SET ss_item_sk = ss_item_sk % 100 + 1 WHERE ss_ticket_number % {m + 3} = {r}")
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--extension", required=True)
-    ap.add_argument("--suite", choices=["tpch", "tpcds"], default="tpch")
-    ap.add_argument("--sf", default="0.01")
-    ap.add_argument("--batches", type=int, default=3)
-    ap.add_argument("--seed", type=int, default=42)
-    ap.add_argument("--only", help="comma-separated query numbers")
-    args = ap.parse_args()
-    rnd = random.Random(args.seed)
+def run_seed(args, seed):
+    """One database: the suite's queries as maintained views, then random batches, each followed
+    by refreshes (openivm_refresh_all, or per view in a random order, each view at its own rate:
+    some lag for several batches) and a comparison of every refreshed view with its recompute.
+    Returns (passed, failed, batches)."""
+    rnd = random.Random(seed)
     con = duckdb.connect(config={"allow_unsigned_extensions": True})
     con.execute(f"LOAD '{generator(args.suite)}'")
     started = time.time()
@@ -164,8 +162,12 @@ def main():
     if args.only:
         wanted = {int(x) for x in args.only.split(",")}
         queries = [q for q in queries if q[0] in wanted]
-    print(f"{args.suite} sf={args.sf}: data generated in {time.time() - started:.1f} s", flush=True)
     con.execute(f"LOAD '{args.extension}'")
+    kept = rnd.random() >= 0.3
+    if not kept:
+        con.execute("CALL openivm_set('openivm_kept_plans', 'false')")
+    if not args.quiet:
+        print(f"seed {seed}: {args.suite} sf={args.sf} generated in {time.time() - started:.1f} s; kept plans {'on' if kept else 'off'}", flush=True)
     passed = failed = 0
     views = []
     strategies = Counter()
@@ -177,38 +179,67 @@ def main():
         except duckdb.Error as e:
             failed += 1
             strategies["refused"] += 1
-            print(f"FAIL {name}: create: {str(e).splitlines()[0][:300]}", flush=True)
+            print(f"FAIL seed {seed} {name}: create: {str(e).splitlines()[0][:300]}", flush=True)
             continue
         reason = con.execute("SELECT strategy_reason FROM openivm_views WHERE view_name = ?", [name]).fetchone()[0]
         strategies[strategy] += 1
-        print(f"{name}: {strategy:12} {rows:6} rows {time.time() - t:6.2f} s  {reason or ''}", flush=True)
-        views.append((name, query, is_ordered(con, query)))
+        if not args.quiet:
+            print(f"{name}: {strategy:12} {rows:6} rows {time.time() - t:6.2f} s  {reason or ''}", flush=True)
+        # each view's rate of refresh: every batch, or lagging behind for several
+        rate = rnd.choice([1.0, 1.0, 0.5, 0.2])
+        views.append((name, query, is_ordered(con, query), rate))
         passed += 1
     for b in range(args.batches):
         t = time.time()
         batch(con, rnd, b)
-        if rnd.random() < 0.5:
+        last = b == args.batches - 1
+        if rnd.random() < 0.3:
             con.execute("CALL openivm_refresh_all()")
-            how = "refresh_all"
+            refreshed, how = views, "refresh_all"
         else:
-            order = views[:]
-            rnd.shuffle(order)
-            for name, _, _ in order:
+            refreshed = [v for v in views if last or rnd.random() < v[3]]
+            rnd.shuffle(refreshed)
+            for name, _, _, _ in refreshed:
                 con.execute(f"CALL refresh('{name}')")
-            how = "one refresh per view"
-        refreshed = time.time() - t
+            how = f"{len(refreshed)} refreshes in a random order"
+        took = time.time() - t
         bad = 0
-        for name, query, ordered in views:
+        for name, query, ordered, _ in refreshed:
             problem = compare(con, name, query, ordered)
             if problem:
                 failed += 1
                 bad += 1
-                print(f"FAIL batch {b}, {name}: {problem}", flush=True)
+                print(f"FAIL seed {seed} batch {b}, {name}: {problem}", flush=True)
             else:
                 passed += 1
-        print(f"batch {b}: {how} in {refreshed:.1f} s, {len(views) - bad}/{len(views)} views equal their recompute", flush=True)
-    counts = ", ".join(f"{k} {v}" for k, v in sorted(strategies.items()))
-    print(f"strategies: {counts} (of {len(queries)} queries)")
+        if not args.quiet:
+            print(f"batch {b}: {how} in {took:.1f} s, {len(refreshed) - bad}/{len(refreshed)} views equal their recompute", flush=True)
+    if not args.quiet:
+        counts = ", ".join(f"{k} {v}" for k, v in sorted(strategies.items()))
+        print(f"strategies: {counts} (of {len(queries)} queries)")
+    con.close()
+    return passed, failed, args.batches
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--extension", required=True)
+    ap.add_argument("--suite", choices=["tpch", "tpcds"], default="tpch")
+    ap.add_argument("--sf", default="0.01")
+    ap.add_argument("--batches", type=int, default=3, help="batches per seed")
+    ap.add_argument("--seed", type=int, default=42)
+    ap.add_argument("--seeds", type=int, default=1, help="databases, each with its own seed (seed, seed + 1, ...)")
+    ap.add_argument("--only", help="comma-separated query numbers")
+    ap.add_argument("--quiet", action="store_true", help="print failures and one line per seed only")
+    args = ap.parse_args()
+    passed = failed = batches = 0
+    started = time.time()
+    for seed in range(args.seed, args.seed + args.seeds):
+        p, f, n = run_seed(args, seed)
+        passed, failed, batches = passed + p, failed + f, batches + n
+        if args.quiet or args.seeds > 1:
+            print(f"seed {seed}: {p} passed, {f} failed ({time.time() - started:.0f} s so far)", flush=True)
+    print(f"{args.suite}: {args.seeds} seed(s) in {time.time() - started:.0f} s; batches: {batches}")
     print(f"{passed} passed, {failed} failed")
     sys.exit(1 if failed else 0)
 

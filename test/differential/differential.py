@@ -719,6 +719,18 @@ class DataGen:
 # View generation
 
 
+# Scalar macros every scenario defines: views call them (a macro is expanded when the view is
+# bound, so the maintained view must keep the definition it was created with).
+MACROS = [
+    "CREATE MACRO iv_twice(x) AS x * 2",
+    "CREATE MACRO iv_tag(s) AS coalesce(CAST(s AS VARCHAR), '?') || '#'",
+]
+
+
+def macro_call(e: str, c: Col) -> str:
+    return f"iv_tag({e})" if c.type == "VARCHAR" else f"iv_twice({e})"
+
+
 @dataclass
 class Leaf:
     alias: str
@@ -814,6 +826,9 @@ class ViewGen:
         style = r.choice(["join", "join", "comma", "mixed"])
 
         def ref(lf: Leaf) -> str:
+            if not lf.table.is_fact and r.random() < 0.06:
+                # the leaf's rows through a SELECT DISTINCT in FROM: a hidden stage
+                return f"(SELECT DISTINCT * FROM {lf.table.name}) AS {lf.alias}"
             if lf.alias == lf.table.name:
                 return lf.table.name
             return f"{lf.table.name} {lf.alias}" if r.random() < 0.5 else f"{lf.table.name} AS {lf.alias}"
@@ -984,6 +999,10 @@ class ViewGen:
         r.shuffle(conds)
         where = " AND ".join(conds)
         m_in, m_out = self.measure([inner]), self.measure(leaves)
+        if r.random() < 0.3:
+            # IN: the subquery's values through a DISTINCT stage
+            inner_where = " AND ".join(c for c in conds if c not in corr) or "true"
+            return f"{lf.alias}.{outer_col} IN (SELECT sq_in.{inner_col} FROM {inner_t.name} AS sq_in WHERE {inner_where})"
         if r.random() < 0.5 or m_in is None or m_out is None:
             return f"EXISTS (SELECT 1 FROM {inner_t.name} AS sq_in WHERE {where})"
         agg = r.choice(["sum", "avg", "min", "max", "max", "count"])
@@ -995,7 +1014,7 @@ class ViewGen:
     def filters(self, leaves) -> List[str]:
         r = self.rng
         out = []
-        if r.random() < 0.08:
+        if r.random() < 0.15:
             sub = self.subquery_filter(leaves)
             if sub:
                 out.append(sub)
@@ -1014,6 +1033,8 @@ class ViewGen:
         keyish = self.cols(leaves, ("grp", "jkey", "fk", "pk", "int"))
         e, c = r.choice(keyish)
         x = r.random()
+        if x < 0.05:
+            return macro_call(e, c)
         if x < 0.55:
             return e
         if c.role == "grp":
@@ -1111,6 +1132,8 @@ class ViewGen:
         r = self.rng
         e, c = r.choice(self.cols(leaves))
         x = r.random()
+        if x < 0.05:
+            return macro_call(e, c)
         if x < 0.55:
             return e
         if c.role in ("int", "jkey", "fk", "pk", "seq"):
@@ -1332,6 +1355,7 @@ class ViewDef:
     tables: frozenset = frozenset()  # the tables the query reads
     subquery_leaves: int = 0  # correlated subqueries in WHERE: each may join one hidden stage
     term_totals: Optional[frozenset] = None  # a UNION: the sum of its branches' 2^N - 1
+    upstream: Optional[str] = None  # a view over this maintained view (of the same scenario)
 
 
 class Runner:
@@ -1347,6 +1371,8 @@ class Runner:
         self.float_noise = []  # (scenario, batch, view, sql): checks that differed only by float noise
         self.noise_max = (0.0, None, None)  # the largest relative float difference accepted
         self.kinds_seen: Dict[str, int] = {}
+        self.shapes_seen: Dict[str, int] = {}  # views created with a shape a defect once hid in
+        self.batches_run = 0
         self.tmpdirs: List[str] = []
         self.statements = 0
         self.skipped = 0
@@ -1367,6 +1393,10 @@ class Runner:
         self.breaks_unread = 0
         self.mode_mix = False
         self.lazy = False
+        self.no_kept_plans = False
+        self.steady = False
+        self.chains = False
+        self.views: List["ViewDef"] = []
         self.broken = None
         self.loaded = self.private_copy()
 
@@ -1485,7 +1515,13 @@ class Runner:
     def create_view(self, name: str):
         r = self.rng
         for _ in range(20):
-            sql, has_float = self.vg.view()
+            chain = self.chain_view() if self.chains and r.random() < 0.3 else None
+            if chain:
+                sql, has_float, upstream = chain[0], False, chain[1]
+                self.vg.n_leaves, self.vg.leaf_tables, self.vg.term_totals = 1, upstream.tables, frozenset({0, 1})
+            else:
+                sql, has_float = self.vg.view()
+                upstream = None
             # Mode scenarios: the view takes a random mode per refresh, and sometimes has a twin
             # always refreshed in one mode; all must equal the recompute (and share their feeds).
             copies = [Copy(name, True, "random" if self.mode_mix else None)]
@@ -1499,7 +1535,7 @@ class Runner:
                 if self.lazy and r.random() < 0.25:
                     cp.lag = 0.12  # a laggard: its cursors stay behind for several batches
             v = ViewDef(name, sql, has_float, self.vg.n_leaves, copies, self.vg.leaf_tables,
-                        sql.count("AS sq_in WHERE"), self.vg.term_totals)
+                        sql.count("AS sq_in WHERE"), self.vg.term_totals, upstream.name if upstream else None)
             ok = True
             for cp in copies:
                 cn = cp.name
@@ -1515,6 +1551,10 @@ class Runner:
                     break
             if not ok:
                 continue
+            for shape, seen in (("IN subquery", " IN (SELECT "), ("EXISTS", "EXISTS ("), ("DISTINCT in FROM", "(SELECT DISTINCT * FROM"),
+                                ("macro", "iv_"), ("over a maintained view", upstream and f"FROM {upstream.name}")):
+                if seen and seen in sql:
+                    self.shapes_seen[shape] = self.shapes_seen.get(shape, 0) + 1
             # Schema check: the view's column types equal the query's.
             vt = [(r[0], r[1]) for r in self.con.execute(f"DESCRIBE {name}").fetchall()]
             qt = [(r[0], r[1]) for r in self.con.execute(f"DESCRIBE {sql}").fetchall()]
@@ -1524,6 +1564,25 @@ class Runner:
                 self.passed += 1
             return v
         return None
+
+    def chain_view(self) -> Optional[Tuple[str, "ViewDef"]]:
+        """A query over one of the scenario's maintained views (read through its visible rows):
+        grouped, DISTINCT, or a filtered bag."""
+        r = self.rng
+        ups = [u for u in self.views if not u.has_float]
+        if not ups:
+            return None
+        u = r.choice(ups)
+        cols = self.con.execute(f"DESCRIBE {u.name}").fetchall()
+        col = '"' + r.choice(cols)[0] + '"'
+        exact = [c[0] for c in cols if c[1] in ("INTEGER", "BIGINT", "SMALLINT", "HUGEINT") or c[1].startswith("DECIMAL")]
+        x = r.random()
+        if x < 0.5:
+            aggs = ["count(*) AS n"] + ([f'sum("{r.choice(exact)}") AS s'] if exact else [])
+            return f"SELECT {col}, {', '.join(aggs)} FROM {u.name} GROUP BY {col}", u
+        if x < 0.8:
+            return f"SELECT DISTINCT {col} FROM {u.name}", u
+        return f"SELECT * FROM {u.name} WHERE {col} IS NOT NULL", u
 
     def check(self, v: ViewDef, copy: str) -> bool:
         con = self.con
@@ -1760,7 +1819,7 @@ class Runner:
             return False
         # explain plans against the stages as they are; refresh brings them up to date first, so a
         # view with a stage may run more terms than explained
-        staged = v.subquery_leaves or "(DISTINCT " in v.sql
+        staged = v.subquery_leaves or "(DISTINCT " in v.sql or "(SELECT DISTINCT * FROM" in v.sql or v.upstream
         if explain is not None and not staged and tuple(explain) != (total, pruned, empty, run):
             self.fail("openivm_explain disagrees with the refresh that follows it",
                       f"explain (total, fk_pruned, empty_skipped, run) = {explain}, refresh = {row}", v)
@@ -1855,8 +1914,10 @@ class Runner:
         s = self.schema
         parents = dg.parents()
         tables = list(s.tables.values())
-        kinds = ["empty", "mixed", "single", "wipe", "touch_all"]
-        weights = [0.6, 5, 2, 0.25, 2]
+        kinds = ["empty", "mixed", "single", "wipe", "touch_all", "grow_all"]
+        # steady scenarios change every table in most batches: the same terms run at every
+        # refresh, so the same merge (and its kept plan) runs over ever new rows
+        weights = [0.6, 5, 2, 0.25, 6, 8] if self.steady else [0.6, 5, 2, 0.25, 2, 0.5]
         if parents:
             kinds += ["dim_insert", "dim_insert_fact", "dim_reinsert"]
             weights += [2, 2, 0.6]
@@ -1916,6 +1977,11 @@ class Runner:
                         self.exec_dml(dg.w_delete(t, None, force=True))
                     elif not dg.is_parent(t.name) or not dg.referenced(t.name):
                         self.exec_dml(dg.w_delete(t, None, force=True))
+        elif kind == "grow_all":
+            # new rows in every table (parents first)
+            for t in tables:
+                for st in dg.insert(t, r.randint(1, 3)):
+                    self.exec_dml(st)
         elif kind == "touch_all":
             # every table changes: every leaf has a delta, so every term runs
             for t in tables:
@@ -2088,6 +2154,9 @@ class Runner:
             self.refresh_copy(v, cp, forced="full" if cp.policy == "full" else "incremental")
 
     def drop_view(self, v: ViewDef):
+        for d in [d for d in self.views if d.upstream == v.name]:
+            self.drop_view(d)  # the views over it first (openivm_drop refuses an upstream in use)
+            self.views.remove(d)
         for cp in v.copies:
             stmt = f"CALL openivm_drop({quote_str(cp.name)})"
             try:
@@ -2112,12 +2181,25 @@ class Runner:
         self.writes_scn = r.random() < 0.3
         if self.writes_scn:
             self.plan_writes()
+        self.no_kept_plans = r.random() < 0.3
+        self.steady = r.random() < 0.3
+        # views over other maintained views (never where a broken promise makes refreshes fail)
+        self.chains = not ao_plan and r.random() < 0.4
         flavours = ((["append-only"] if ao_plan else []) + (["modes"] if self.mode_mix else [])
-                    + (["lazy"] if self.lazy else []) + (["writes"] if self.writes_scn else []))
+                    + (["lazy"] if self.lazy else []) + (["writes"] if self.writes_scn else [])
+                    + (["no-kept-plans"] if self.no_kept_plans else []) + (["chains"] if self.chains else [])
+                    + (["steady"] if self.steady else []))
         for f in flavours:
             self.flavours_seen[f] = self.flavours_seen.get(f, 0) + 1
         self.comment(f"seed {self.args.seed}, scenario {self.scenario_no}: {s.kind} (fk_mode={s.fk_mode}"
                      f"{', ' + ', '.join(flavours) if flavours else ''})")
+        if self.no_kept_plans:
+            stmt = "CALL openivm_set('openivm_kept_plans', 'false')"
+            self.con.execute(stmt).fetchall()
+            self.log(stmt)
+        for ddl in MACROS:
+            self.con.execute(ddl)
+            self.log(ddl)
         for t in s.tables.values():
             ddl = table_ddl(t, s.fks_of(t.name), with_fk=(s.fk_mode == "catalog"))
             self.con.execute(ddl)
@@ -2141,6 +2223,7 @@ class Runner:
         self.vg = ViewGen(r, s)
         nviews = self.args.views_per_schema or r.randint(1, 3)
         views: List[ViewDef] = []
+        self.views = views
         early = r.random() < 0.3  # create the views over empty tables
         if early:
             for i in range(nviews):
@@ -2172,6 +2255,7 @@ class Runner:
         next_view = nviews
         for b in range(1, n_batches + 1):
             self.batch_no = b
+            self.batches_run += 1
             last = b == n_batches
             kind = self.batch(dg)
             if ao_plan and not self.writes_scn and not last and self.broken is None and r.random() < 0.15:
@@ -2254,7 +2338,7 @@ class Runner:
         dt = time.time() - t0
         for d in self.tmpdirs:
             shutil.rmtree(d, ignore_errors=True)
-        print(f"scenarios: {self.scenario_no} {dict(sorted(self.kinds_seen.items()))}")
+        print(f"scenarios: {self.scenario_no} {dict(sorted(self.kinds_seen.items()))}; views with: {dict(sorted(self.shapes_seen.items()))}")
         for mode, (n, pruned) in sorted(self.prune_stats.items()):
             print(f"refreshes in scenarios with {mode} foreign keys (pruning on): {n}, with terms_fk_pruned > 0: {pruned}")
         total_pruned = sum(p for (_, p) in self.prune_stats.values())
@@ -2281,7 +2365,7 @@ class Runner:
             if n >= 100 and pruned == 0:
                 print(f"FAILURE: foreign-key pruning never happened in {n} refreshes of {mode} FK scenarios")
                 self.failed += 1
-        print(f"time: {dt:.1f}s")
+        print(f"time: {dt:.1f}s; batches: {self.batches_run}")
         print(f"{self.passed} passed, {self.failed} failed")
         return 0 if self.failed == 0 else 1
 
