@@ -1,5 +1,8 @@
-//! Settings, per database, in the table `openivm_settings` (the 1.5 C API cannot register
-//! config options). Every known setting has a row, so `FROM openivm_settings` lists them all.
+//! Settings. A call takes each from, in this order: its named parameter (`fk_pruning :=`,
+//! `mode :=`), the caller's `SET` (a DuckDB config option, `shell/options.rs`, on hosts that
+//! have them), the database's stored setting (`openivm_set`, the table `openivm_settings`,
+//! which persists), and the default. Every known setting has a row in the table, so
+//! `FROM openivm_settings` lists them all.
 
 use crate::db::{Cells, Sql};
 use crate::error::{Error, Result};
@@ -75,6 +78,34 @@ pub fn check(name: &str, value: &str) -> Result<(&'static Setting, String)> {
     let normalized =
         if s.choices.is_empty() { parse_bool(s.name, value)?.to_string() } else { parse_choice(s, value)? };
     Ok((s, normalized))
+}
+
+/// The settings the caller set with `SET` (None: not set), checked and normalized.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct CallerSettings {
+    pub fk_pruning: Option<bool>,
+    pub refresh_mode: Option<String>,
+    pub kept_plans: Option<bool>,
+}
+
+impl CallerSettings {
+    /// From `(name, value)` pairs as the caller's session holds them; a value the setting does
+    /// not take is an error naming the `SET` to fix.
+    pub fn parse(values: &[(String, String)]) -> Result<CallerSettings> {
+        let mut out = CallerSettings::default();
+        for (name, value) in values {
+            let (s, normalized) = check(name, value).map_err(|e| match e {
+                Error::InvalidArgument(m) => Error::InvalidArgument(format!("{m} (set with SET {name}; RESET {name} clears it)")),
+                other => other,
+            })?;
+            match s.name {
+                n if n == FK_PRUNING.name => out.fk_pruning = Some(normalized == "true"),
+                n if n == KEPT_PLANS.name => out.kept_plans = Some(normalized == "true"),
+                _ => out.refresh_mode = Some(normalized),
+            }
+        }
+        Ok(out)
+    }
 }
 
 /// Stores a setting; returns its normalized value.

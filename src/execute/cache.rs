@@ -73,6 +73,8 @@ pub struct Cache {
     /// Views known to be maintained by the full strategy (their queries are not compiled).
     fulls: std::collections::HashSet<String>,
     settings: Option<Settings>,
+    /// What the current call's caller set with `SET` (replaced at every call).
+    pub caller: settings::CallerSettings,
     defaults: Option<(String, String)>,
     storage: Option<Storage>,
     read_only: Option<bool>,
@@ -337,17 +339,26 @@ impl Cache {
         Ok(s)
     }
 
+    /// The settings of the current call: the caller's `SET` over the database's stored ones.
     pub fn settings(&mut self, db: &dyn Sql) -> Result<Settings> {
-        if let Some(s) = &self.settings {
-            return Ok(s.clone());
-        }
-        let s = Settings {
-            fk_pruning: settings::fk_pruning(db)?,
-            refresh_mode: settings::refresh_mode(db)?,
-            kept_plans: settings::kept_plans(db)?,
+        let stored = match &self.settings {
+            Some(s) => s.clone(),
+            None => {
+                let s = Settings {
+                    fk_pruning: settings::fk_pruning(db)?,
+                    refresh_mode: settings::refresh_mode(db)?,
+                    kept_plans: settings::kept_plans(db)?,
+                };
+                self.settings = Some(s.clone());
+                s
+            }
         };
-        self.settings = Some(s.clone());
-        Ok(s)
+        let caller = &self.caller;
+        Ok(Settings {
+            fk_pruning: caller.fk_pruning.unwrap_or(stored.fk_pruning),
+            refresh_mode: caller.refresh_mode.clone().unwrap_or(stored.refresh_mode),
+            kept_plans: caller.kept_plans.unwrap_or(stored.kept_plans),
+        })
     }
 
     /// The compiled view `name`, revalidated against the catalog, and its tables'

@@ -29,9 +29,16 @@ pub struct Session {
     /// did not return); the next call switches back first.
     switched: bool,
     caches: HashMap<String, Cache>,
+    /// The settings the current call's caller set with `SET`.
+    caller: crate::settings::CallerSettings,
 }
 
 impl Session {
+    /// The settings the caller of the call about to run set with `SET`.
+    pub fn set_caller(&mut self, caller: crate::settings::CallerSettings) {
+        self.caller = caller;
+    }
+
     /// Forgets the compiled views and settings of every database (after a declaration, a
     /// revocation or a setting changed).
     pub fn invalidate(&mut self) {
@@ -97,7 +104,9 @@ impl Session {
             db.use_database(target)?;
             self.switched = true;
         }
-        let out = f(db, self.caches.entry(target.to_lowercase()).or_default(), name);
+        let cache = self.caches.entry(target.to_lowercase()).or_default();
+        cache.caller = self.caller.clone();
+        let out = f(db, cache, name);
         if !away {
             return out;
         }

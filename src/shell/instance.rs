@@ -91,14 +91,22 @@ pub struct Instance {
     /// The home database and the compiled views and settings per database (used only while the
     /// gate is held).
     session: Mutex<Session>,
+    /// The settings are registered as DuckDB config options (`shell/options.rs`).
+    has_options: bool,
 }
 
 impl Instance {
-    pub fn new(conn: Connection) -> Arc<Instance> {
+    pub fn new(conn: Connection, has_options: bool) -> Arc<Instance> {
         Arc::new(Instance {
             gate: Arc::new(Gate::new(conn, env_millis("OPENIVM_NESTED_WAIT_MS", NESTED_WAIT))),
             session: Mutex::new(Session::default()),
+            has_options,
         })
+    }
+
+    /// Whether a call reads the caller's `SET` of the settings.
+    pub fn has_options(&self) -> bool {
+        self.has_options
     }
 
     /// Runs `f` with the kept connection, serializing callers. A panic in `f` is returned as an

@@ -5,6 +5,7 @@ pub mod ffi;
 pub mod functions;
 pub mod gate;
 pub mod instance;
+pub mod options;
 pub mod table_function;
 
 use std::ffi::CString;
@@ -30,7 +31,11 @@ unsafe fn load(info: sys::duckdb_extension_info, access: *const sys::duckdb_exte
     }
     let conn = ffi::Connection::connect(*db)?;
     let raw = conn.raw();
-    let instance = Instance::new(conn);
+    let has_options = options::host_has_options();
+    if has_options {
+        options::register(raw)?;
+    }
+    let instance = Instance::new(conn, has_options);
     for spec in functions::SPECS {
         table_function::register(raw, spec, instance.clone())?;
     }

@@ -61,6 +61,8 @@ pub enum Value {
 pub struct Args {
     pub positional: Vec<Option<String>>,
     pub named: BTreeMap<String, Value>,
+    /// The settings the caller set with `SET` (read at bind).
+    pub caller: crate::settings::CallerSettings,
 }
 
 impl Args {
@@ -101,11 +103,12 @@ pub type Rows = Vec<Vec<Value>>;
 pub struct Call<'a> {
     instance: &'a Instance,
     parked: RefCell<Option<Parked<Connection>>>,
+    caller: crate::settings::CallerSettings,
 }
 
 impl<'a> Call<'a> {
-    pub fn new(instance: &'a Instance) -> Call<'a> {
-        Call { instance, parked: RefCell::new(None) }
+    pub fn new(instance: &'a Instance, caller: crate::settings::CallerSettings) -> Call<'a> {
+        Call { instance, parked: RefCell::new(None), caller }
     }
 
     /// Runs `f` with the kept connection and the database's cache of compiled views. Its last
@@ -115,7 +118,11 @@ impl<'a> Call<'a> {
         // A second use in one call commits the first's work first (the gate does that on
         // acquire); the earlier `Parked` then only reports that outcome.
         let earlier = self.parked.borrow_mut().take();
-        let (value, parked) = self.instance.with_session_deferred(f)?;
+        let caller = self.caller.clone();
+        let (value, parked) = self.instance.with_session_deferred(|db, s| {
+            s.set_caller(caller);
+            f(db, s)
+        })?;
         if let Some(p) = earlier {
             p.commit()?;
         }
@@ -270,6 +277,9 @@ unsafe extern "C" fn bind(info: ffi::duckdb_bind_info) {
                 ffi::duckdb_destroy_value(&mut v);
             }
         }
+        if reg.instance.has_options() {
+            args.caller = crate::settings::CallerSettings::parse(&crate::shell::options::caller_values(info))?;
+        }
         for (i, param) in reg.spec.params.iter().enumerate() {
             if !reg.spec.nullable.contains(param) && !matches!(args.positional.get(i), Some(Some(_))) {
                 return Err(Error::InvalidArgument(format!("{param} must not be NULL")));
@@ -300,7 +310,7 @@ unsafe extern "C" fn init(info: ffi::duckdb_init_info) {
     let outcome = guard(|| {
         let reg = &*(ffi::duckdb_init_get_extra_info(info) as *const Registered);
         let args = &*(ffi::duckdb_init_get_bind_data(info) as *const Args);
-        let call = Call::new(&reg.instance);
+        let call = Call::new(&reg.instance, args.caller.clone());
         let started = trace_begin();
         let rows = (reg.spec.run)(&call, args)?;
         trace_step(reg.spec.name, started);

@@ -20,7 +20,8 @@ Supported dialect: statement ok|error|maybe [connection], query <types>
 [nosort|rowsort|sort|valuesort|<connection>] [label], ----, <REGEX>: / <!REGEX>:,
 "N values hashing to <md5>", loop / foreach / concurrentloop /
 concurrentforeach (run sequentially) ... endloop with ${var} substitution,
-skipif / onlyif <system>, mode skip|unskip (other modes: output_result prints
+skipif / onlyif <system> (duckdb, or duckdb<version> such as duckdb1.5 or duckdb2 for one
+host's records), mode skip|unskip (other modes: output_result prints
 results), halt, require, require-env, load [path [readonly]], restart,
 reconnect, sleep, set ignore_error_messages|always_fail_error_messages,
 hash-threshold (ignored), __TEST_DIR__ / __WORKING_DIRECTORY__ /
@@ -447,6 +448,21 @@ _FOREACH_GROUPS["<compression>"] = [
 ]
 
 
+def _is_this_host(tag):
+    """`duckdb` is every host; `duckdb<version>` the hosts whose DuckDB version starts with it
+    (`duckdb1.5`, `duckdb2`, `duckdb2.0.1`), for records about a host's own behaviour."""
+    tag = tag.lower()
+    if tag == "duckdb":
+        return True
+    if not tag.startswith("duckdb"):
+        return False
+    import duckdb
+
+    want = tag[len("duckdb"):].split(".")
+    have = duckdb.__version__.split(".")
+    return have[: len(want)] == want
+
+
 def _blank(line):
     return line.strip() == ""
 
@@ -504,7 +520,7 @@ class Parser:
             while cmd in ("skipif", "onlyif"):
                 if not params:
                     raise ParseError(i + 1, "skipif/onlyif requires a parameter (e.g. skipif duckdb)")
-                ours = params[0].lower() == "duckdb"
+                ours = _is_this_host(params[0])
                 if ours == (cmd == "skipif"):
                     skip = True
                     break
