@@ -69,6 +69,10 @@ pub enum SqlErrorKind {
     /// A value did not fit the type it was cast or stored to (a stored sum outgrowing its
     /// 64-bit column is widened and the call run again, see `execute::widen`).
     Conversion,
+    /// A name did not resolve in the catalog (a table, view, macro or function): an insert's
+    /// query naming one of the caller's temporary objects, which the extension's connection
+    /// cannot see (`write::insert`).
+    Catalog,
     Other,
 }
 

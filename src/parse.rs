@@ -240,38 +240,31 @@ fn unsupported<T>(what: impl Into<String>) -> Result<T> {
 /// DuckDB's error for a statement json_serialize_sql cannot serialize.
 const NOT_A_SELECT: &str = "Only SELECT statements can be serialized to json!";
 
-/// The rows of a query that is nothing but constant rows, `VALUES (...), (...)` or a `SELECT`
-/// without `FROM`, as the parse tree of one statement gives it (None for any other query, and for
-/// such a query with a clause: `WHERE`, `ORDER BY`, a `WITH`, ...). The rows of an insert through
-/// openivm (`write::bind_query`); a maintained view reads tables.
-pub fn parse_constant_rows(json: &str) -> Result<Option<Vec<Vec<Expr>>>> {
-    let Ok(raw) = serde_json::from_str::<RawParse>(json) else {
-        return Ok(None);
-    };
-    let [statement] = &raw.statements[..] else {
-        return Ok(None);
-    };
-    let n = &statement.node;
-    let plain = n.kind == "SELECT_NODE"
-        && n.modifiers.is_empty()
-        && n.cte_map.map.is_empty()
-        && n.where_clause.is_none()
-        && n.group_expressions.is_empty()
-        && n.having.is_none()
-        && n.qualify.is_none()
-        && n.sample.is_none();
-    let Some(from) = n.from_table.as_ref().filter(|_| plain) else {
-        return Ok(None);
-    };
-    let star = |e: &RawExpr| matches!(expr(e.clone()), Ok(Expr::Star { relation: None }));
-    let rows: Vec<Vec<RawExpr>> = match from.kind.as_str() {
-        "EXPRESSION_LIST" if from.sample.is_none() && n.select_list.len() == 1 && star(&n.select_list[0]) => {
-            from.values.clone()
-        }
-        "EMPTY" | "EMPTY_FROM" => vec![n.select_list.clone()],
-        _ => return Ok(None),
-    };
-    rows.into_iter().map(|row| row.into_iter().map(expr).collect()).collect::<Result<Vec<_>>>().map(Some)
+/// Checks that `json_serialize_sql(query)` returned one SELECT statement, of any shape: the
+/// query of an insert through openivm, which DuckDB runs as it is (`write::insert`).
+pub fn check_one_select(json: &str) -> Result<()> {
+    let tree: Value =
+        serde_json::from_str(json).map_err(|e| Error::Parse(format!("DuckDB's parse tree could not be read ({e})")))?;
+    if tree["error"].as_bool() == Some(true) {
+        return Err(parse_error(tree["error_type"].as_str(), tree["error_message"].as_str().unwrap_or_default()));
+    }
+    match tree["statements"].as_array().map_or(0, Vec::len) {
+        1 => Ok(()),
+        0 => Err(Error::NotOneSelect("the query is empty".into())),
+        n => Err(Error::NotOneSelect(format!("found {n} statements"))),
+    }
+}
+
+/// The error of a query json_serialize_sql did not serialize. It serializes SELECT statements
+/// only, and says so with `NOT_A_SELECT` for any other statement (INSERT, DROP, PRAGMA, ...),
+/// also when it is one of several.
+fn parse_error(error_type: Option<&str>, message: &str) -> Error {
+    if error_type == Some("not implemented") && message == NOT_A_SELECT {
+        return Error::NotOneSelect(
+            "found a statement other than SELECT, such as INSERT, UPDATE, DELETE, DDL or PRAGMA".into(),
+        );
+    }
+    Error::Parse(message.to_string())
 }
 
 /// Parses the JSON that `json_serialize_sql(query)` returned.
@@ -279,14 +272,7 @@ pub fn parse_select(json: &str) -> Result<Select> {
     let raw: RawParse =
         serde_json::from_str(json).map_err(|e| Error::Parse(format!("DuckDB's parse tree could not be read ({e})")))?;
     if raw.error {
-        // json_serialize_sql serializes SELECT statements only, and says so with this error
-        // for any other statement (INSERT, DROP, PRAGMA, ...), also when it is one of several.
-        if raw.error_type == "not implemented" && raw.error_message == NOT_A_SELECT {
-            return Err(Error::NotOneSelect(
-                "found a statement other than SELECT, such as INSERT, UPDATE, DELETE, DDL or PRAGMA".into(),
-            ));
-        }
-        return Err(Error::Parse(raw.error_message));
+        return Err(parse_error(Some(&raw.error_type), &raw.error_message));
     }
     let mut statements = raw.statements.into_iter();
     match (statements.next(), statements.len()) {
@@ -1868,19 +1854,13 @@ mod tests {
     }
 
     #[test]
-    fn constant_rows_are_values_lists_and_selects_without_from_with_no_clause() {
-        // DuckDB 1.5.5's trees of `VALUES (1, 'a'), (2, NULL)` and `SELECT 7 WHERE true`
-        let values = r#"{"error":false,"statements":[{"node":{"type":"SELECT_NODE","modifiers":[],"cte_map":{"map":[]},"select_list":[{"class":"STAR","type":"STAR","alias":"","query_location":18446744073709551615,"relation_name":"","exclude_list":[],"replace_list":[],"columns":false,"expr":null,"qualified_exclude_list":[],"rename_list":[]}],"from_table":{"type":"EXPRESSION_LIST","alias":"valueslist","sample":null,"query_location":18446744073709551615,"expected_names":[],"expected_types":[],"values":[[{"class":"CONSTANT","type":"VALUE_CONSTANT","alias":"","query_location":8,"value":{"type":{"id":"INTEGER","type_info":null},"is_null":false,"value":1}},{"class":"CONSTANT","type":"VALUE_CONSTANT","alias":"","query_location":11,"value":{"type":{"id":"VARCHAR","type_info":null},"is_null":false,"value":"a"}}],[{"class":"CONSTANT","type":"VALUE_CONSTANT","alias":"","query_location":18,"value":{"type":{"id":"INTEGER","type_info":null},"is_null":false,"value":2}},{"class":"CONSTANT","type":"VALUE_CONSTANT","alias":"","query_location":21,"value":{"type":{"id":"NULL","type_info":null},"is_null":true}}]]},"where_clause":null,"group_expressions":[],"group_sets":[],"aggregate_handling":"STANDARD_HANDLING","having":null,"sample":null,"qualify":null},"named_param_map":[]}]}"#;
-        let rows = parse_constant_rows(values).unwrap().expect("constant rows");
-        assert_eq!(
-            rows,
-            vec![
-                vec![Expr::Constant(Constant::Integer(1)), Expr::Constant(Constant::Text("a".into()))],
-                vec![Expr::Constant(Constant::Integer(2)), Expr::Constant(Constant::Null)],
-            ]
-        );
-        let filtered = r#"{"error":false,"statements":[{"node":{"type":"SELECT_NODE","modifiers":[],"cte_map":{"map":[]},"select_list":[{"class":"CONSTANT","type":"VALUE_CONSTANT","alias":"","query_location":7,"value":{"type":{"id":"INTEGER","type_info":null},"is_null":false,"value":7}}],"from_table":{"type":"EMPTY","alias":"","sample":null,"query_location":18446744073709551615},"where_clause":{"class":"CAST","type":"OPERATOR_CAST","alias":"","query_location":18446744073709551615,"child":{"class":"CONSTANT","type":"VALUE_CONSTANT","alias":"","query_location":15,"value":{"type":{"id":"VARCHAR","type_info":null},"is_null":false,"value":"t"}},"cast_type":{"id":"BOOLEAN","type_info":null},"try_cast":false},"group_expressions":[],"group_sets":[],"aggregate_handling":"STANDARD_HANDLING","having":null,"sample":null,"qualify":null},"named_param_map":[]}]}"#;
-        assert_eq!(parse_constant_rows(filtered).unwrap(), None);
-        assert_eq!(parse_constant_rows("not json").unwrap(), None);
+    fn an_inserts_query_is_one_select_of_any_shape() {
+        assert!(check_one_select(r#"{"error":false,"statements":[{"node":{"type":"SET_OPERATION_NODE"}}]}"#).is_ok());
+        let two = r#"{"error":false,"statements":[{"node":{}},{"node":{}}]}"#;
+        assert!(matches!(check_one_select(two), Err(Error::NotOneSelect(m)) if m == "found 2 statements"));
+        let other = r#"{"error":true,"error_type":"not implemented","error_message":"Only SELECT statements can be serialized to json!"}"#;
+        assert!(matches!(check_one_select(other), Err(Error::NotOneSelect(_))));
+        let syntax = r#"{"error":true,"error_type":"parser","error_message":"syntax error at or near \"FORM\""}"#;
+        assert!(matches!(check_one_select(syntax), Err(Error::Parse(_))));
     }
 }

@@ -2,7 +2,11 @@
 //! perform a write and record its exact delta in the table's change state, in one transaction
 //! on the extension's connection, so that every view over the table sees it exactly once.
 //!
-//! Fragments (the insert's query, the predicate, the assignments) are parsed by DuckDB inside a
+//! An insert's query is any one SELECT statement (a table, a file, a table function, constant
+//! rows): it is evaluated once into a temp table, and the rows inserted and recorded are read
+//! from there (`query_rows`).
+//!
+//! The fragments of a delete and an update (the predicate, the assignments) are parsed by DuckDB inside a
 //! probe SELECT that is never run (`render::write`), and the probe's parse tree must have the
 //! shape that was rendered around the fragment: a fragment that ends the statement, adds a
 //! clause or smuggles in a second statement is refused. The fragment is then bound like a view
@@ -32,10 +36,10 @@ use crate::capture::feeds::{self, Feed};
 use crate::capture::{recorded, SourceKind};
 use crate::catalog::{main_table_exists, table_name, SqlCatalog};
 use crate::db::Sql;
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, SqlErrorKind};
 use crate::execute::{in_transaction, Cache};
 use crate::ir::{ColumnDef, Leaf, Shape, TableId};
-use crate::parse::{parse_constant_rows, parse_select};
+use crate::parse::{check_one_select, parse_select};
 use crate::rely::qualified;
 use crate::render::capture::{self as capture_sql, Position};
 use crate::render::write::{self as sql, Assignment, Target};
@@ -257,31 +261,36 @@ pub fn bind_assignments(
     Ok(targets.into_iter().zip(outputs).map(|(column, value)| Assignment { column, value }).collect())
 }
 
-/// Parses and binds an insert's query; returns the SELECT of its rows, converted to the table's
-/// column types.
-pub fn bind_query(db: &dyn Sql, cat: &dyn Catalog, t: &TableId, columns: &[ColumnDef], text: &str) -> Result<String> {
+/// The rows of an insert's query, evaluated once into a temp table with the table's columns
+/// (so that the rows inserted and the rows recorded are the same rows, whatever the query reads:
+/// a file that changes, `random()`). Any one SELECT statement is accepted and run as it is, on
+/// the extension's connection: it sees what is committed, and not the caller's temporary
+/// objects (`unreachable`).
+fn query_rows(db: &dyn Sql, t: &TableId, columns: &[ColumnDef], text: &str) -> Result<Qualified> {
     if text.trim().is_empty() {
-        return Err(Error::NotOneSelect("the query is empty".into()));
+        return Err(in_fragment("query", Error::NotOneSelect("the query is empty".into())));
     }
-    let json = parse_tree(db, text).map_err(|e| in_fragment("query", e))?;
-    if let Some(rows) = parse_constant_rows(&json).map_err(|e| in_fragment("query", e))? {
-        return constant_rows(cat, t, columns, rows);
+    check_one_select(&parse_tree(db, text)?).map_err(|e| in_fragment("query", e))?;
+    let described = db.query(&sql::describe(text)).map_err(unreachable)?;
+    check_width(described.len(), t, columns)?;
+    let rows = Qualified::temp("openivm_write_rows".into());
+    db.execute(&render::create_temp_table_as(&rows, &sql::no_rows(t, columns)))?;
+    db.execute(&sql::insert_query(&rows, text)).map_err(unreachable)?;
+    Ok(rows)
+}
+
+/// An insert's query naming what DuckDB does not find: said with where the query runs, and
+/// what to do when the name is one of the caller's temporary tables, views or macros.
+fn unreachable(e: Error) -> Error {
+    match e {
+        Error::Sql { message, kind: SqlErrorKind::Catalog, .. } => Error::Bind(format!(
+            "{message} (in the query of the insert). openivm runs the query on its own connection, which sees what is \
+             committed in the database but not this session's temporary tables, views or macros, nor the uncommitted \
+             changes of an open transaction: insert from a regular table, a file or a table function instead (copy a \
+             temporary table into a regular table first)"
+        )),
+        other => other,
     }
-    let q = select_of(&json).and_then(|s| bind(s, cat)).map_err(|e| in_fragment("query", e))?;
-    // The rows are rendered by `full_select`, which applies no DISTINCT, ORDER BY or LIMIT.
-    if q.presentation != Default::default() {
-        return Err(Error::InvalidArgument(
-            "unsupported in the query of a write through openivm: DISTINCT, HAVING, ORDER BY, LIMIT/OFFSET".into(),
-        ));
-    }
-    let Shape::Bag { outputs, .. } = &q.shape else {
-        return Err(Error::InvalidArgument(
-            "unsupported in the query of a write through openivm: aggregates (insert the rows of a view instead)"
-                .into(),
-        ));
-    };
-    check_width(outputs.len(), t, columns)?;
-    Ok(sql::insert_rows(&render::full_select(&q), columns))
 }
 
 fn check_width(given: usize, t: &TableId, columns: &[ColumnDef]) -> Result<()> {
@@ -293,39 +302,6 @@ fn check_width(given: usize, t: &TableId, columns: &[ColumnDef]) -> Result<()> {
         )));
     }
     Ok(())
-}
-
-/// The rows of `VALUES (...), (...)` or of a `SELECT` without `FROM` (`parse::parse_constant_rows`)
-/// as an insert's rows: each row's values are bound like the items of a query over the table (the
-/// functions deterministic, no subquery, no aggregate) and may name no column; each value is cast
-/// to its column's type, as DuckDB's `INSERT ... VALUES` does.
-fn constant_rows(cat: &dyn Catalog, t: &TableId, columns: &[ColumnDef], rows: Vec<Vec<Expr>>) -> Result<String> {
-    let mut bound = Vec::with_capacity(rows.len());
-    for row in rows {
-        check_width(row.len(), t, columns)?;
-        let mut named = None;
-        for e in &row {
-            e.visit(&mut |x| {
-                if let Expr::Column(parts) = x {
-                    named.get_or_insert_with(|| parts.join("."));
-                }
-            });
-        }
-        if let Some(column) = named {
-            return Err(Error::InvalidArgument(format!(
-                "the values of an insert name no column ('{column}'); use a query over a table to insert values from it"
-            )));
-        }
-        let items = row.into_iter().map(|expr| SelectItem { expr, alias: None }).collect();
-        let q = bind(Select::plain(items, probe_from(t)), cat).map_err(|e| in_fragment("query", e))?;
-        let Shape::Bag { outputs, .. } = q.shape else {
-            return Err(Error::InvalidArgument(
-                "unsupported in the values of a write through openivm: aggregates".into(),
-            ));
-        };
-        bound.push(outputs);
-    }
-    Ok(sql::insert_rows(&sql::constant_rows(&bound, columns), columns))
 }
 
 /// The feed a write records its delta in (None: record nothing).
@@ -407,22 +383,19 @@ pub fn insert(db: &dyn Sql, cache: &mut Cache, table_arg: &str, query: &str) -> 
         cache.upgrade_before_write(db)?;
         let cat = WriteCatalog::new(db, cache.functions());
         let (t, columns) = cat.target_table(table_arg)?;
-        let rows_sql = bind_query(db, &cat, &t, &columns, query)?;
-        let Some(mut feed) = recording_feed(db, &cat, &t, Op::Insert)? else {
-            let rows = run_dml(db, &sql::insert(&t, &columns, &rows_sql))?;
-            return Ok(Written { table: qualified(&t), rows });
-        };
-        let rows = Qualified::temp("openivm_write_rows".into());
-        db.execute(&render::create_temp_table_as(&rows, &rows_sql))?;
+        let feed = recording_feed(db, &cat, &t, Op::Insert)?;
+        let rows = query_rows(db, &t, &columns, query)?;
         let n = run_dml(db, &sql::insert_from(&t, &columns, &rows))?;
-        // Rows past an append-only watermark are found there; the others are recorded.
-        let only = match &feed.kind {
-            SourceKind::AppendOnly(pos) => Some(capture_sql::not_after(pos, feed.watermark.as_deref())),
-            _ => None,
-        };
-        let recorded = recorded::record(db, &mut feed, &rows, 1, only.as_deref())?;
-        feed.row_count += recorded;
-        feed.save(db)?;
+        if let Some(mut feed) = feed {
+            // Rows past an append-only watermark are found there; the others are recorded.
+            let only = match &feed.kind {
+                SourceKind::AppendOnly(pos) => Some(capture_sql::not_after(pos, feed.watermark.as_deref())),
+                _ => None,
+            };
+            let recorded = recorded::record(db, &mut feed, &rows, 1, only.as_deref())?;
+            feed.row_count += recorded;
+            feed.save(db)?;
+        }
         db.execute(&render::drop_table(&rows))?;
         Ok(Written { table: qualified(&t), rows: n })
     })

@@ -148,28 +148,23 @@ pub fn record_updated(
 const SIGNS: &str = "openivm_signs";
 const SIGN: &str = "openivm_sign";
 
-/// The rows of an insert's query (rendered by `render::full_select`, its outputs named
-/// `openivm_g<i>`), converted to the table's column types and named after its columns.
-pub fn insert_rows(query: &str, cols: &[ColumnDef]) -> String {
-    let c = list(cols.iter().enumerate(), ", ", |(i, c)| {
-        format!("CAST(openivm_q.{} AS {}) AS {}", ident(&crate::ir::stored::group(i)), c.ty, ident(&c.name))
-    });
-    format!("SELECT {c} FROM ({query}) AS openivm_q")
+/// `DESCRIBE <query>`: the columns of an insert's query, bound and not run. The query (checked
+/// to be one SELECT statement) comes last, so nothing of ours follows a trailing comment.
+pub fn describe(query: &str) -> String {
+    format!("DESCRIBE {query}")
 }
 
-/// Constant rows (bound values, each row one value per column) as a query whose columns are named
-/// as `insert_rows` reads them, each value cast to its column's type.
-pub fn constant_rows(rows: &[Vec<Expr>], cols: &[ColumnDef]) -> String {
-    let values = list(rows, ", ", |row| {
-        format!("({})", list(row.iter().zip(cols), ", ", |(e, c)| format!("CAST({} AS {})", expr(e, &[]), c.ty)))
-    });
-    let names = list(0..cols.len(), ", ", |i| ident(&crate::ir::stored::group(i)));
-    format!("SELECT * FROM (VALUES {values}) AS openivm_v({names})")
+/// No row of the table's columns: the shape of the temp table an insert's rows are read into
+/// (the column types as they are, constraints and defaults left to the insert into the table).
+pub fn no_rows(t: &TableId, cols: &[ColumnDef]) -> String {
+    format!("SELECT {} FROM {} LIMIT 0", list(cols, ", ", |c| ident(&c.name)), table(t))
 }
 
-/// `INSERT INTO t (columns) <rows>`.
-pub fn insert(t: &TableId, cols: &[ColumnDef], rows: &str) -> String {
-    format!("INSERT INTO {} ({}) {rows}", table(t), list(cols, ", ", |c| ident(&c.name)))
+/// `INSERT INTO rows <query>`: an insert's query evaluated once, into the temp table of the
+/// table's column types (each value converted as DuckDB's `INSERT` converts it). The query
+/// comes last, as in `describe`.
+pub fn insert_query(rows: &Qualified, query: &str) -> String {
+    format!("INSERT INTO {} {query}", rows.sql())
 }
 
 /// `INSERT INTO t (columns) SELECT columns FROM rows`.
@@ -246,10 +241,14 @@ mod tests {
     }
 
     #[test]
-    fn inserted_rows_take_the_table_types() {
+    fn an_inserts_query_comes_last() {
+        let rows = Qualified::temp("openivm_write_rows".into());
         assert_eq!(
-            insert_rows("SELECT 1", &[col("k", "INTEGER")]),
-            r#"SELECT CAST(openivm_q."openivm_g0" AS INTEGER) AS "k" FROM (SELECT 1) AS openivm_q"#
+            insert_query(&rows, "FROM range(3) -- c"),
+            r#"INSERT INTO "temp"."main"."openivm_write_rows" FROM range(3) -- c"#
         );
+        assert_eq!(describe("SELECT 1;"), "DESCRIBE SELECT 1;");
+        let t = TableId { catalog: "db".into(), schema: "main".into(), name: "t".into() };
+        assert_eq!(no_rows(&t, &[col("k", "INTEGER")]), r#"SELECT "k" FROM "db"."main"."t" LIMIT 0"#);
     }
 }

@@ -197,6 +197,7 @@ impl Connection {
             let message = unsafe { text_or(ffi::duckdb_result_error(&mut result), "unknown error") };
             let kind = match unsafe { ffi::duckdb_result_error_type(&mut result) } {
                 ffi::duckdb_error_type_DUCKDB_ERROR_CONVERSION => SqlErrorKind::Conversion,
+                ffi::duckdb_error_type_DUCKDB_ERROR_CATALOG => SqlErrorKind::Catalog,
                 _ => SqlErrorKind::Other,
             };
             Err(Error::Sql { message, sql: sql.to_string(), kind })
