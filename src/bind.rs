@@ -498,7 +498,7 @@ fn bind_one(select: Select, catalog: &dyn Catalog) -> Result<ViewQuery> {
                 }
             }
         }
-        Shape::Bag { text_identity: vec![false; outputs.len()], outputs }
+        Shape::Bag { text_identity: vec![crate::ir::Identity::Equal; outputs.len()], outputs }
     };
     let presentation = Presentation {
         having: having_stored,
@@ -1402,7 +1402,10 @@ pub mod tests {
             Ok(self.tables.get(&name.name).map(|cols| ResolvedTable {
                 id: TableId { catalog: "memory".into(), schema: "main".into(), name: name.name.clone() },
                 kind: RelationKind::Table,
-                columns: cols.iter().map(|(n, t)| ColumnDef { name: n.to_string(), ty: t.to_string() }).collect(),
+                columns: cols
+                    .iter()
+                    .map(|(n, t)| ColumnDef { name: n.to_string(), ty: t.to_string(), collation: None })
+                    .collect(),
             }))
         }
         fn function(&self, name: &str) -> Result<Option<FunctionInfo>> {
@@ -1675,9 +1678,9 @@ pub mod tests {
         }
         fn view(&self, id: &TableId) -> Result<Option<ViewDefinition>> {
             Ok(Some(match id.name.as_str() {
-                "shown" => {
-                    ViewDefinition::Maintained { columns: vec![ColumnDef { name: "x".into(), ty: "BIGINT".into() }] }
-                }
+                "shown" => ViewDefinition::Maintained {
+                    columns: vec![ColumnDef { name: "x".into(), ty: "BIGINT".into(), collation: None }],
+                },
                 "loop_view" => ViewDefinition::Query {
                     select: outer_with(table("loop_view", "l"), col("l", "x")),
                     sql: "CREATE VIEW loop_view AS ...".into(),
@@ -1771,7 +1774,10 @@ pub mod tests {
                 return Ok(Some(ResolvedTable {
                     id: TableId { catalog: "memory".into(), schema: "main".into(), name: "event".into() },
                     kind: RelationKind::Table,
-                    columns: cols.iter().map(|(n, t)| ColumnDef { name: n.to_string(), ty: t.to_string() }).collect(),
+                    columns: cols
+                        .iter()
+                        .map(|(n, t)| ColumnDef { name: n.to_string(), ty: t.to_string(), collation: None })
+                        .collect(),
                 }));
             }
             self.0.table(name)

@@ -15,12 +15,34 @@ use crate::sql::catalog::COLUMNS;
 use crate::sql::catalog::DEFAULTS;
 use crate::sql::catalog::FUNCTION;
 use crate::sql::catalog::MAIN_TABLE_EXISTS;
+use crate::sql::catalog::PLAN_TREE;
 use crate::sql::catalog::RELATIONS_NAMED;
 use crate::sql::catalog::VIEW_DEFINITION;
 
 /// Whether one of the extension's metadata tables exists yet.
 pub fn main_table_exists(db: &dyn Sql, name: &str) -> Result<bool> {
     Ok(MAIN_TABLE_EXISTS.scalar_int(db, [name])? > 0)
+}
+
+/// The collated columns a bound plan's first table scan returns: (column name, collation).
+fn collations(plan: &serde_json::Value) -> Vec<(String, String)> {
+    use serde_json::Value;
+    match plan {
+        Value::Array(items) => items.iter().map(collations).find(|c| !c.is_empty()).unwrap_or_default(),
+        Value::Object(o) if o.get("type").and_then(Value::as_str) == Some("LOGICAL_GET") => {
+            let names = o.get("names").and_then(Value::as_array).into_iter().flatten();
+            let types = o.get("returned_types").and_then(Value::as_array).into_iter().flatten();
+            names
+                .zip(types)
+                .filter_map(|(n, t)| {
+                    let collation = t.get("type_info")?.get("collation")?.as_str().filter(|c| !c.is_empty())?;
+                    Some((n.as_str()?.to_string(), collation.to_string()))
+                })
+                .collect()
+        }
+        Value::Object(o) => o.values().map(collations).find(|c| !c.is_empty()).unwrap_or_default(),
+        _ => vec![],
+    }
 }
 
 /// Splits a possibly qualified, possibly quoted name (`s."My View"`) into its parts.
@@ -247,7 +269,23 @@ impl<'a> SqlCatalog<'a> {
 
     pub fn columns(&self, id: &TableId) -> Result<Vec<ColumnDef>> {
         let rows = COLUMNS.rows(self.db, [&id.catalog, &id.schema, &id.name])?;
-        rows.iter().map(|r| Ok(ColumnDef { name: r.text(0)?, ty: r.text(1)? })).collect()
+        let mut columns: Vec<ColumnDef> = rows
+            .iter()
+            .map(|r| Ok(ColumnDef { name: r.text(0)?, ty: r.text(1)?, collation: None }))
+            .collect::<Result<_>>()?;
+        if columns.iter().any(|c| c.ty.eq_ignore_ascii_case("VARCHAR")) {
+            // DuckDB's catalog functions name a collated column's type VARCHAR; its bound plan
+            // keeps the collation.
+            let scan = format!("SELECT * FROM {}", crate::render::table(id));
+            let plan = PLAN_TREE.scalar(self.db, [&scan])?.unwrap_or_default();
+            let plan: serde_json::Value = serde_json::from_str(&plan).map_err(|e| Error::Internal(e.to_string()))?;
+            for (name, collation) in collations(&plan) {
+                if let Some(c) = columns.iter_mut().find(|c| c.name == name) {
+                    c.collation = Some(collation);
+                }
+            }
+        }
+        Ok(columns)
     }
 
     pub fn find(&self, name: &TableName) -> Result<Option<Candidate>> {

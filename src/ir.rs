@@ -25,6 +25,10 @@ pub struct Leaf {
 pub struct ColumnDef {
     pub name: String,
     pub ty: String,
+    /// The column's collation (`NOCASE`, `NOACCENT.NOCASE`, ...): DuckDB compares, groups and
+    /// joins its values under it, so values it calls equal may still be different values.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub collation: Option<String>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -159,9 +163,21 @@ pub enum Shape {
     /// `sets`: GROUPING SETS / ROLLUP / CUBE (None: one set of every key).
     Grouped { keys: Vec<Expr>, aggregates: Vec<Aggregate>, outputs: Vec<Expr>, sets: Option<GroupingSets> },
     /// No aggregates: every distinct output row is stored once with its number of copies.
-    /// `text_identity[i]` marks outputs whose type's equality is coarser than its printed form
-    /// (set from the output types): they are also grouped by their text.
-    Bag { outputs: Vec<Expr>, text_identity: Vec<bool> },
+    /// `text_identity[i]` says how output i's stored rows are told apart where DuckDB's
+    /// equality on its type is coarser than the value (set from the output types).
+    Bag { outputs: Vec<Expr>, text_identity: Vec<Identity> },
+}
+
+/// How the stored rows of a bag output are told apart.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Identity {
+    /// By DuckDB's equality, which tells every value apart.
+    Equal,
+    /// Also by the value's text: INTERVAL '1 month' = '30 days', DOUBLE 0.0 = -0.0.
+    Text,
+    /// Also by the string's bytes: a collated string ('a' = 'A' under NOCASE), whose text keeps
+    /// the collation.
+    Bytes,
 }
 
 /// The grouping sets of a grouped view (`GROUP BY GROUPING SETS / ROLLUP / CUBE`), each as the
@@ -293,7 +309,7 @@ impl ViewQuery {
         }
         match &self.shape {
             Shape::Grouped { .. } => !p.distinct,
-            Shape::Bag { text_identity, .. } => !(p.distinct && text_identity.iter().any(|&t| t)),
+            Shape::Bag { text_identity, .. } => !(p.distinct && text_identity.iter().any(|&t| t != Identity::Equal)),
         }
     }
 
@@ -325,15 +341,26 @@ impl ViewQuery {
         }
     }
 
-    /// Marks the bag outputs whose DuckDB type (from `types`, in output order) needs grouping by
-    /// text as well.
-    pub fn set_output_types(&mut self, types: &[String], needs_text: &dyn Fn(&str) -> bool) {
+    /// Marks the bag outputs whose DuckDB type (from `types`, in output order: the type and its
+    /// collation) needs grouping by text or bytes as well.
+    pub fn set_output_types(&mut self, types: &[(String, Option<String>)], needs_text: &dyn Fn(&str) -> bool) {
         if let Shape::Bag { outputs, text_identity } = &mut self.shape {
-            *text_identity = (0..outputs.len()).map(|i| types.get(i).is_some_and(|t| needs_text(t))).collect();
+            *text_identity = (0..outputs.len())
+                .map(|i| match types.get(i) {
+                    Some((_, Some(_))) => Identity::Bytes,
+                    Some((t, None)) if needs_text(t) => Identity::Text,
+                    _ => Identity::Equal,
+                })
+                .collect();
         }
         for b in &mut self.branches {
             b.set_output_types(types, needs_text);
         }
+    }
+
+    /// Whether a leaf's table has a collated column (whose outputs DuckDB may type collated).
+    pub fn reads_collated(&self) -> bool {
+        self.leaves.iter().any(|l| l.columns.iter().any(|c| c.collation.is_some()))
     }
 
     /// Distinct base tables the view reads, in first-appearance order.

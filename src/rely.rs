@@ -457,11 +457,11 @@ mod tests {
 
     #[test]
     fn lake_tokens_name_the_table_id_and_columns() {
-        let cols = vec![ColumnDef { name: "k".into(), ty: "INTEGER".into() }];
+        let cols = vec![ColumnDef { name: "k".into(), ty: "INTEGER".into(), collation: None }];
         let t = lake_token_of(42, &cols).unwrap();
         assert_eq!(lake_token_id(&t), Some(42));
         assert_ne!(t, lake_token_of(43, &cols).unwrap());
-        let more = vec![cols[0].clone(), ColumnDef { name: "x".into(), ty: "VARCHAR".into() }];
+        let more = vec![cols[0].clone(), ColumnDef { name: "x".into(), ty: "VARCHAR".into(), collation: None }];
         assert_ne!(t, lake_token_of(42, &more).unwrap());
         assert_eq!(lake_token_id("a1b2c3"), None);
     }

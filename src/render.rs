@@ -2,7 +2,7 @@
 //! escaped here; no other module builds SQL from strings.
 
 use crate::ast::{AggCall, CompareOp, Compared, Constant, Expr, TypeName};
-use crate::ir::{stored, AggFunc, Aggregate, ColumnDef, Leaf, OrderKey, Shape, SumInput, TableId, ViewQuery};
+use crate::ir::{stored, AggFunc, Aggregate, ColumnDef, Identity, Leaf, OrderKey, Shape, SumInput, TableId, ViewQuery};
 use crate::plan::{Mask, Term};
 
 pub mod capture;
@@ -280,9 +280,18 @@ fn payload(q: &ViewQuery) -> Vec<(Expr, String)> {
         Shape::Bag { outputs, text_identity } => {
             let mut p: Vec<(Expr, String)> =
                 outputs.iter().enumerate().map(|(i, o)| (o.clone(), stored::group(i))).collect();
-            for (i, o) in outputs.iter().enumerate().filter(|(i, _)| text_identity[*i]) {
-                let text = TypeName { id: "VARCHAR".into(), decimal: None };
-                p.push((Expr::Cast { expr: Box::new(o.clone()), ty: text, try_cast: false }, stored::group_text(i)));
+            for (i, o) in outputs.iter().enumerate() {
+                let exact = match text_identity[i] {
+                    Identity::Equal => continue,
+                    Identity::Text => {
+                        let text = TypeName { id: "VARCHAR".into(), decimal: None };
+                        Expr::Cast { expr: Box::new(o.clone()), ty: text, try_cast: false }
+                    }
+                    Identity::Bytes => {
+                        Expr::Function { name: "encode".into(), args: vec![o.clone()], is_operator: false }
+                    }
+                };
+                p.push((exact, stored::group_text(i)));
             }
             if let Some(side) = q.side {
                 p.push((Expr::Constant(Constant::Integer(side.into())), stored::SIDE.to_string()));
@@ -326,7 +335,7 @@ fn key_columns(q: &ViewQuery) -> Vec<String> {
         }
         Shape::Bag { outputs, text_identity } => (0..outputs.len())
             .map(stored::group)
-            .chain((0..outputs.len()).filter(|i| text_identity[*i]).map(stored::group_text))
+            .chain((0..outputs.len()).filter(|i| text_identity[*i] != Identity::Equal).map(stored::group_text))
             .collect(),
     }
 }
@@ -1035,6 +1044,9 @@ pub fn rows_of_groups(q: &ViewQuery, rows_sql: &str, keys: &Qualified) -> String
 pub struct OutputColumn {
     pub name: String,
     pub ty: String,
+    /// The collation DuckDB gives the column (a stored column keeps it, so that the view
+    /// compares, orders and groups its values as the query does).
+    pub collation: Option<String>,
 }
 
 /// The user-facing view over the stored result: finalizes aggregates (AVG = sum / count, SUM of
@@ -1304,6 +1316,12 @@ pub fn describe_expressions(leaves: &[Leaf], exprs: &[Expr]) -> String {
     )
 }
 
+/// A query's output columns as an empty table's (`create_temp_table_as`), whose catalog entry
+/// shows what DESCRIBE does not: the columns' collations.
+pub fn no_rows_of(query: &str) -> String {
+    format!("SELECT * FROM ({query}) AS openivm_q LIMIT 0")
+}
+
 /// DuckDB's names and types of a query's output columns (the query is the user's own SELECT,
 /// already checked to be exactly one statement by the parser).
 pub fn describe(query: &str) -> String {
@@ -1346,12 +1364,21 @@ pub fn create_temp_table_as(name: &Qualified, select: &str) -> String {
     format!("CREATE TEMP TABLE {} AS {}", ident(&name.name), select)
 }
 
-/// Rows of a recompute (materialized in `recompute`) that the view lacks, and rows of the view
-/// the recompute lacks (multisets: duplicates count).
-pub fn verify_counts(view: &Qualified, recompute: &Qualified) -> String {
+/// Rows of a recompute (materialized in `recompute`, with `columns`) that the view lacks, and
+/// rows of the view the recompute lacks (multisets: duplicates count). Collated columns are
+/// compared by their bytes: EXCEPT ALL would take 'a' and 'A' as one value under NOCASE.
+pub fn verify_counts(view: &Qualified, recompute: &Qualified, columns: &[ColumnDef]) -> String {
+    let exact = if columns.iter().any(|c| c.collation.is_some()) {
+        list(columns, ", ", |c| match c.collation {
+            Some(_) => format!("encode({})", ident(&c.name)),
+            None => ident(&c.name),
+        })
+    } else {
+        "*".to_string()
+    };
     format!(
-        "SELECT (SELECT count(*) FROM (SELECT * FROM {r} EXCEPT ALL SELECT * FROM {v}))::BIGINT, \
-         (SELECT count(*) FROM (SELECT * FROM {v} EXCEPT ALL SELECT * FROM {r}))::BIGINT",
+        "SELECT (SELECT count(*) FROM (SELECT {exact} FROM {r} EXCEPT ALL SELECT {exact} FROM {v}))::BIGINT, \
+         (SELECT count(*) FROM (SELECT {exact} FROM {v} EXCEPT ALL SELECT {exact} FROM {r}))::BIGINT",
         v = view.sql(),
         r = ident(&recompute.name)
     )
@@ -1534,8 +1561,8 @@ mod tests {
             &q,
             &data,
             &[
-                OutputColumn { name: "name".into(), ty: "VARCHAR".into() },
-                OutputColumn { name: "s".into(), ty: "VARCHAR".into() },
+                OutputColumn { name: "name".into(), ty: "VARCHAR".into(), collation: None },
+                OutputColumn { name: "s".into(), ty: "VARCHAR".into(), collation: None },
             ],
             &[],
         );
@@ -1840,8 +1867,8 @@ mod tests {
 
         // the visible view finalizes a DOUBLE sum as DuckDB's addition would
         let outputs = vec![
-            OutputColumn { name: "name".into(), ty: "VARCHAR".into() },
-            OutputColumn { name: "total".into(), ty: "DOUBLE".into() },
+            OutputColumn { name: "name".into(), ty: "VARCHAR".into(), collation: None },
+            OutputColumn { name: "total".into(), ty: "DOUBLE".into(), collation: None },
         ];
         let view = visible_view(&typed_sum("DOUBLE"), &data, &outputs, &[SumKind::Float]);
         assert!(view.contains(
@@ -1863,8 +1890,8 @@ mod tests {
         let q = bind(star_select(), &TestCatalog::star()).unwrap();
         let data = Qualified { catalog: "db".into(), schema: "openivm".into(), name: "data_main_v".into() };
         let outputs = vec![
-            OutputColumn { name: "name".into(), ty: "VARCHAR".into() },
-            OutputColumn { name: "total".into(), ty: "HUGEINT".into() },
+            OutputColumn { name: "name".into(), ty: "VARCHAR".into(), collation: None },
+            OutputColumn { name: "total".into(), ty: "HUGEINT".into(), collation: None },
         ];
         assert_eq!(
             visible_view(&q, &data, &outputs, &[SumKind::Integer]),

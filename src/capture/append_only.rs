@@ -223,8 +223,11 @@ mod tests {
     #[test]
     fn an_unmoved_count_proves_nothing_appended_only_without_deleted_rows() {
         use crate::capture::{unchanged_by_size, Unchanged};
-        let key =
-            SourceKind::AppendOnly(Position::Key(crate::ir::ColumnDef { name: "id".into(), ty: "BIGINT".into() }));
+        let key = SourceKind::AppendOnly(Position::Key(crate::ir::ColumnDef {
+            name: "id".into(),
+            ty: "BIGINT".into(),
+            collation: None,
+        }));
         let with = |mut f: Feed, kind: &SourceKind| {
             f.kind = kind.clone();
             f

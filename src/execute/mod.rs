@@ -210,8 +210,8 @@ fn compile(db: &dyn Sql, query: &str) -> Result<(ViewQuery, Vec<OutputColumn>)> 
     let json = PARSE_TREE.scalar(db, [query])?.ok_or_else(|| Error::Parse("DuckDB returned no parse tree".into()))?;
     let select = parse_select(&json)?;
     let mut q = bind(select, &SqlCatalog::new(db))?;
-    let outputs = describe(db, query)?;
-    q.set_output_types(&outputs.iter().map(|o| o.ty.clone()).collect::<Vec<_>>(), &render::needs_text_identity);
+    let outputs = describe_typed(db, query, &q)?;
+    q.set_output_types(&output_types(&outputs), &render::needs_text_identity);
     Ok((q, outputs))
 }
 
@@ -268,7 +268,29 @@ fn signature_change(q: &ViewQuery, main: &str, recorded: &str) -> String {
 
 fn describe(db: &dyn Sql, query: &str) -> Result<Vec<OutputColumn>> {
     let rows = db.query(&render::describe(query))?;
-    rows.iter().map(|r| Ok(OutputColumn { name: r.text(0)?, ty: r.text(1)? })).collect()
+    rows.iter().map(|r| Ok(OutputColumn { name: r.text(0)?, ty: r.text(1)?, collation: None })).collect()
+}
+
+/// `describe` with the columns' collations, for a query over the leaves of `q` (a query reading
+/// no collated column has none: only then is an empty copy of its result made to read them).
+fn describe_typed(db: &dyn Sql, query: &str, q: &ViewQuery) -> Result<Vec<OutputColumn>> {
+    let mut outputs = describe(db, query)?;
+    if !q.reads_collated() {
+        return Ok(outputs);
+    }
+    let probe = Qualified::temp("openivm_collations".into());
+    db.execute(&render::drop_table(&probe))?;
+    db.execute(&render::create_temp_table_as(&probe, &render::no_rows_of(query)))?;
+    let columns = SqlCatalog::new(db).columns(&probe.table_id());
+    db.execute(&render::drop_table(&probe))?;
+    for (o, c) in outputs.iter_mut().zip(columns?) {
+        o.collation = c.collation;
+    }
+    Ok(outputs)
+}
+
+fn output_types(outputs: &[OutputColumn]) -> Vec<(String, Option<String>)> {
+    outputs.iter().map(|o| (o.ty.clone(), o.collation.clone())).collect()
 }
 
 /// Inserts the stored rows of `q` over `rows_sql` (rows of weight 1: the initial fill and every
@@ -468,7 +490,7 @@ fn create_in(db: &dyn Sql, at: &Qualified, query: &str, started: Instant, sums: 
         // The stored columns get the types refreshes produce; the fill is cast to them.
         let weighted = render::aggregate_weighted(&q, &render::full_select(&q));
         let storage = database::storage_of(db, &at.catalog)?;
-        let mut columns = describe(db, &weighted)?;
+        let mut columns = describe_typed(db, &weighted, &q)?;
         if sums == Sums::Narrow {
             columns = render::stored_table::narrowed(&q, storage, &columns);
         }
@@ -477,8 +499,10 @@ fn create_in(db: &dyn Sql, at: &Qualified, query: &str, started: Instant, sums: 
         fill(db, &q, &data, &render::full_select(&q))?;
         let apply_ms = filling.elapsed().as_secs_f64() * 1000.0;
         // The stored columns as created (their types as DuckDB describes them).
-        let data_columns: Vec<ColumnDef> =
-            columns.iter().map(|c| ColumnDef { name: c.name.clone(), ty: c.ty.clone() }).collect();
+        let data_columns: Vec<ColumnDef> = columns
+            .iter()
+            .map(|c| ColumnDef { name: c.name.clone(), ty: c.ty.clone(), collation: c.collation.clone() })
+            .collect();
         let sum_kinds = render::sum_kinds(&q, &data_columns);
         let view_sql = render::visible_view(&q, &data, &outputs, &sum_kinds);
         db.execute(&render::create_view(&at, &view_sql))?;
@@ -525,8 +549,8 @@ fn compile_making_stages(
     let json = PARSE_TREE.scalar(db, [query])?.ok_or_else(|| Error::Parse("DuckDB returned no parse tree".into()))?;
     let select = parse_select(&json)?;
     let mut q = bind(select, &SqlCatalog::making_stages(db, &maker))?;
-    let outputs = describe(db, query)?;
-    q.set_output_types(&outputs.iter().map(|o| o.ty.clone()).collect::<Vec<_>>(), &render::needs_text_identity);
+    let outputs = describe_typed(db, query, &q)?;
+    q.set_output_types(&output_types(&outputs), &render::needs_text_identity);
     Ok((q, outputs))
 }
 

@@ -1199,7 +1199,7 @@ impl Prepared {
     /// alike is no change for the readers. Rows kept apart by their text (0.0 and -0.0, which
     /// netting would take as equal) are recorded as they are instead: shown before, -1.
     fn shown_before(&self, db: &dyn Sql, readers: &mut [Feed], keys: &Qualified) -> Result<Option<Qualified>> {
-        if self.c.outputs.iter().any(|o| render::needs_text_identity(&o.ty)) {
+        if self.c.outputs.iter().any(|o| o.collation.is_some() || render::needs_text_identity(&o.ty)) {
             self.record_shown(db, readers, keys, -1)?;
             return Ok(None);
         }
@@ -1217,8 +1217,12 @@ impl Prepared {
         before: Option<Qualified>,
     ) -> Result<()> {
         let Some(before) = before else { return self.record_shown(db, readers, keys, 1) };
-        let columns: Vec<crate::ir::ColumnDef> =
-            self.c.outputs.iter().map(|o| crate::ir::ColumnDef { name: o.name.clone(), ty: o.ty.clone() }).collect();
+        let columns: Vec<crate::ir::ColumnDef> = self
+            .c
+            .outputs
+            .iter()
+            .map(|o| crate::ir::ColumnDef { name: o.name.clone(), ty: o.ty.clone(), collation: o.collation.clone() })
+            .collect();
         let net = Qualified::temp("openivm_shown_net".into());
         let recorded = db
             .execute(&render::create_temp_table_as(

@@ -28,7 +28,9 @@ pub fn verify(db: &dyn Sql, cache: &mut Cache, name: &str, repair: bool) -> Resu
     let recompute = render::Qualified::temp("openivm_verify_recompute".into());
     db.execute(&render::drop_table(&recompute))?;
     db.execute(&render::create_temp_table_as(&recompute, &view.query))?;
-    let rows = db.query(&render::verify_counts(&view.at, &recompute));
+    let rows = crate::catalog::SqlCatalog::new(db)
+        .columns(&recompute.table_id())
+        .and_then(|columns| db.query(&render::verify_counts(&view.at, &recompute, &columns)));
     db.execute(&render::drop_table(&recompute))?;
     let rows = rows?;
     let r = rows.first().ok_or_else(|| Error::Internal("the comparison returned no row".into()))?;

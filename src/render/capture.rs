@@ -20,13 +20,16 @@ fn is_interval(ty: &str) -> bool {
 }
 
 /// Extra grouping keys that keep apart values DuckDB's equality merges: the sign bit of a
-/// floating-point value (0.0 = -0.0 but they print differently), and the text of an INTERVAL
-/// ('1 month' = '30 days'). Each is (expression over the base column, stored name).
+/// floating-point value (0.0 = -0.0 but they print differently), the text of an INTERVAL
+/// ('1 month' = '30 days'), and the bytes of a collated string ('a' = 'A' under NOCASE). Each
+/// is (expression over the base column, stored name).
 fn identity_extras(cols: &[ColumnDef]) -> Vec<(String, String)> {
     cols.iter()
         .filter_map(|c| {
             let col = ident(&c.name);
-            if is_float(&c.ty) {
+            if c.collation.is_some() {
+                Some((format!("encode({col})"), format!("openivm_bytes_{}", c.name)))
+            } else if is_float(&c.ty) {
                 Some((format!("signbit({col})"), format!("openivm_sign_{}", c.name)))
             } else if is_interval(&c.ty) {
                 Some((format!("CAST({col} AS VARCHAR)"), format!("openivm_text_{}", c.name)))
@@ -701,17 +704,17 @@ mod tests {
 
     fn cols() -> Vec<ColumnDef> {
         vec![
-            ColumnDef { name: "k".into(), ty: "INTEGER".into() },
-            ColumnDef { name: "d".into(), ty: "DOUBLE".into() },
-            ColumnDef { name: "i".into(), ty: "INTERVAL".into() },
+            ColumnDef { name: "k".into(), ty: "INTEGER".into(), collation: None },
+            ColumnDef { name: "d".into(), ty: "DOUBLE".into(), collation: None },
+            ColumnDef { name: "i".into(), ty: "INTERVAL".into(), collation: None },
         ]
     }
 
     #[test]
     fn finds_what_netting_could_change_in_every_delta_in_one_statement() {
         let cols = vec![
-            ColumnDef { name: "k".into(), ty: "INTEGER".into() },
-            ColumnDef { name: "d".into(), ty: "DOUBLE".into() },
+            ColumnDef { name: "k".into(), ty: "INTEGER".into(), collation: None },
+            ColumnDef { name: "d".into(), ty: "DOUBLE".into(), collation: None },
         ];
         let sql = nettable_groups(&[(1, "SELECT k, d, openivm_multiplicity FROM l".into(), &cols)]);
         assert_eq!(
@@ -761,7 +764,7 @@ mod tests {
 
     #[test]
     fn watermarks_bound_rows_on_both_sides() {
-        let key = ColumnDef { name: "id".into(), ty: "BIGINT".into() };
+        let key = ColumnDef { name: "id".into(), ty: "BIGINT".into(), collation: None };
         assert_eq!(Position::RowId.after(Some("10")), "rowid >= 10");
         assert_eq!(Position::RowId.up_to(Some("10")), "rowid < 10");
         assert_eq!(Position::RowId.after(None), "rowid >= 0");
@@ -782,7 +785,7 @@ mod tests {
     #[test]
     fn writes_record_into_the_open_batch_of_the_log_and_readers_stop_before_it() {
         let rows = Qualified::temp("openivm_write_rows".into());
-        let c = vec![ColumnDef { name: "k".into(), ty: "INTEGER".into() }];
+        let c = vec![ColumnDef { name: "k".into(), ty: "INTEGER".into(), collation: None }];
         assert_eq!(
             append_recorded(&open_batch(), &rows, &c, -1, None),
             "INSERT INTO \"db\".\"openivm\".\"log_1\" (\"k\", \"openivm_multiplicity\", openivm_seq) SELECT \"k\", \
@@ -807,8 +810,8 @@ mod tests {
     #[test]
     fn a_capture_takes_its_pending_batch_with_the_appended_rows_and_counts_them_apart() {
         let base = TableId { catalog: "db".into(), schema: "main".into(), name: "t".into() };
-        let c = vec![ColumnDef { name: "k".into(), ty: "INTEGER".into() }];
-        let key = Position::Key(ColumnDef { name: "k".into(), ty: "INTEGER".into() });
+        let c = vec![ColumnDef { name: "k".into(), ty: "INTEGER".into(), collation: None }];
+        let key = Position::Key(ColumnDef { name: "k".into(), ty: "INTEGER".into(), collation: None });
         // Appended rows carry their position; the open batch's rows (their recorded
         // multiplicity, zero ones left out) none, so `fresh_stats` counts the appended ones by it.
         assert_eq!(
@@ -828,7 +831,7 @@ mod tests {
     #[test]
     fn an_open_batch_read_in_place_counts_the_rows_past_the_watermark_and_the_logs_other_rows() {
         let base = TableId { catalog: "db".into(), schema: "main".into(), name: "t".into() };
-        let key = Position::Key(ColumnDef { name: "k".into(), ty: "INTEGER".into() });
+        let key = Position::Key(ColumnDef { name: "k".into(), ty: "INTEGER".into(), collation: None });
         let open = open_batch();
         // Batch 4 is the open one: its rows (multiplicity 0 left out) are the batch; rows past
         // key 7, other batches and zero rows must all be none for the log to be the delta.

@@ -94,7 +94,7 @@ mod tests {
     #[test]
     fn names_are_quoted_and_literals_escaped() {
         assert_eq!(current_snapshot("la\"ke"), "SELECT CAST(id AS BIGINT) FROM \"la\"\"ke\".current_snapshot()");
-        let c = vec![ColumnDef { name: "k".into(), ty: "INTEGER".into() }];
+        let c = vec![ColumnDef { name: "k".into(), ty: "INTEGER".into(), collation: None }];
         assert_eq!(
             changed_rows(&t(), &c, Half::Deletions, 3, 7),
             "SELECT \"k\", CAST(-1 AS INTEGER) AS \"openivm_multiplicity\" FROM \

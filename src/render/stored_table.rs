@@ -27,7 +27,8 @@ pub fn create_table(storage: Storage, name: &Qualified, columns: &[OutputColumn]
         list(columns, ", ", |c| {
             let compression =
                 if is_128_bit(&c.ty) && storage == Storage::DuckDb { " USING COMPRESSION uncompressed" } else { "" };
-            format!("{} {}{compression}", ident(&c.name), c.ty)
+            let collate = c.collation.as_deref().map(|n| format!(" COLLATE {}", ident(n))).unwrap_or_default();
+            format!("{} {}{collate}{compression}", ident(&c.name), c.ty)
         })
     )
 }
@@ -87,7 +88,7 @@ pub fn narrowed(q: &ViewQuery, storage: Storage, columns: &[OutputColumn]) -> Ve
     columns
         .iter()
         .map(|c| match narrow_type(&c.ty).filter(|_| storage == Storage::DuckDb && names.contains(&c.name)) {
-            Some(ty) => OutputColumn { name: c.name.clone(), ty },
+            Some(ty) => OutputColumn { name: c.name.clone(), ty, collation: None },
             None => c.clone(),
         })
         .collect()
@@ -101,7 +102,11 @@ pub fn widened(q: &ViewQuery, columns: &[ColumnDef]) -> Option<Vec<OutputColumn>
     columns.iter().any(|c| wide(c).is_some()).then(|| {
         columns
             .iter()
-            .map(|c| OutputColumn { name: c.name.clone(), ty: wide(c).unwrap_or_else(|| c.ty.clone()) })
+            .map(|c| OutputColumn {
+                name: c.name.clone(),
+                ty: wide(c).unwrap_or_else(|| c.ty.clone()),
+                collation: c.collation.clone(),
+            })
             .collect()
     })
 }
@@ -127,7 +132,7 @@ mod tests {
     use crate::ir::Aggregate;
 
     fn col(name: &str, ty: &str) -> OutputColumn {
-        OutputColumn { name: name.into(), ty: ty.into() }
+        OutputColumn { name: name.into(), ty: ty.into(), collation: None }
     }
 
     #[test]
@@ -208,9 +213,10 @@ mod tests {
         assert_eq!(narrowed(&q, Storage::DuckLake, &fill), fill.to_vec());
         // widening restores exactly the fill's types, and only where a sum was narrowed
         let stored: Vec<ColumnDef> =
-            narrow.iter().map(|c| ColumnDef { name: c.name.clone(), ty: c.ty.clone() }).collect();
+            narrow.iter().map(|c| ColumnDef { name: c.name.clone(), ty: c.ty.clone(), collation: None }).collect();
         assert_eq!(widened(&q, &stored), Some(fill.to_vec()));
-        let wide: Vec<ColumnDef> = fill.iter().map(|c| ColumnDef { name: c.name.clone(), ty: c.ty.clone() }).collect();
+        let wide: Vec<ColumnDef> =
+            fill.iter().map(|c| ColumnDef { name: c.name.clone(), ty: c.ty.clone(), collation: None }).collect();
         assert_eq!(widened(&q, &wide), None);
     }
 

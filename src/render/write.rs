@@ -199,7 +199,7 @@ mod tests {
     }
 
     fn col(n: &str, ty: &str) -> ColumnDef {
-        ColumnDef { name: n.into(), ty: ty.into() }
+        ColumnDef { name: n.into(), ty: ty.into(), collation: None }
     }
 
     #[test]
