@@ -12,13 +12,14 @@ use crate::db::{Cells, Row, Sql};
 use crate::error::{Error, Result};
 use crate::facts::ForeignKey;
 use crate::ir::{ColumnDef, TableId, ViewQuery};
+use crate::macros::Macro;
 use crate::render::OutputColumn;
 use crate::render::{Qualified, Storage};
 use crate::strategy::Strategy;
 use crate::{fk_sources, settings};
 
 use super::mode::Mode;
-use super::{compile, find_view, signature, signature_change, view_location, ViewRecord};
+use super::{compile, find_view, signature_change, signature_matches, view_location, ViewRecord};
 
 use crate::sql::capture::LAST_TIMES;
 use crate::sql::capture::TABLE_SIZES;
@@ -52,6 +53,8 @@ pub struct Compiled {
     pub sum_kinds: Vec<crate::render::SumKind>,
     /// Per table: (oid, definition) when compiled; any change recompiles.
     identity: Vec<(String, String)>,
+    /// The user macros the query calls, as defined when compiled; any change recompiles.
+    macros: Vec<Macro>,
     /// Measured on earlier refreshes of this instance (ms).
     pub last_incremental_ms: Option<f64>,
     /// The capture's part of the last incremental refresh.
@@ -120,6 +123,7 @@ impl ViewRow {
 pub struct CatalogSnapshot {
     tables: Option<Vec<(TableId, State)>>,
     views: Option<Vec<ViewRow>>,
+    macros: Option<Vec<Macro>>,
 }
 
 impl CatalogSnapshot {
@@ -227,6 +231,19 @@ fn views_unchanged(db: &dyn Sql, q: &ViewQuery, snapshot: &mut CatalogSnapshot) 
     }
     let now = snapshot.views(db)?;
     Ok(q.source_views.iter().all(|v| now.iter().any(|r| r.id == v.view && r.sql.as_deref() == Some(v.sql.as_str()))))
+}
+
+/// Whether every user macro the query calls still has the definition it was compiled with (one
+/// read of `duckdb_functions()`, only for views that call user macros).
+fn macros_unchanged(db: &dyn Sql, called: &[Macro], snapshot: &mut CatalogSnapshot) -> Result<bool> {
+    if called.is_empty() {
+        return Ok(true);
+    }
+    if snapshot.macros.is_none() {
+        snapshot.macros = Some(crate::macros::all(db)?);
+    }
+    let now = snapshot.macros.as_deref().unwrap_or_default();
+    Ok(called.iter().all(|m| now.contains(m)))
 }
 
 impl Cache {
@@ -374,6 +391,7 @@ impl Cache {
             let now = states_in(db, &c.tables, snapshot).map_err(|e| restale(e, name))?;
             if now.iter().zip(&c.identity).all(|(n, (oid, sql))| &n.0 == oid && &n.1 == sql)
                 && views_unchanged(db, &c.q, snapshot)?
+                && macros_unchanged(db, &c.macros, snapshot)?
             {
                 let c = c.clone();
                 self.comment = comment;
@@ -399,17 +417,17 @@ impl Cache {
             });
         }
         // A name that no longer resolves is a schema change; DuckDB's own errors pass through.
-        let (q, outputs) = compile(db, &view.query).map_err(|e| {
+        let (q, outputs, macros) = compile(db, &view.query).map_err(|e| {
             if e.is_schema_change() {
                 Error::Stale { view: name.to_string(), detail: e.to_string() }
             } else {
                 e
             }
         })?;
-        if signature(&q, &defaults.0) != view.signature {
+        if !signature_matches(&q, &macros, &defaults.0, &view.signature) {
             return Err(Error::Stale {
                 view: name.to_string(),
-                detail: signature_change(&q, &defaults.0, &view.signature),
+                detail: signature_change(&q, &macros, &defaults.0, &view.signature),
             });
         }
         let stored_columns = check_stored_layout(db, &q, &view, name)?;
@@ -450,6 +468,7 @@ impl Cache {
             storage: self.storage(db)?,
             sum_kinds,
             identity: now.iter().map(|n| (n.0.clone(), n.1.clone())).collect(),
+            macros,
             last_incremental_ms,
             last_incremental_capture_ms,
             last_full_ms,

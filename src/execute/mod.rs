@@ -11,9 +11,11 @@ pub mod refresh;
 pub mod verify;
 pub mod widen;
 
+use std::collections::BTreeSet;
 use std::time::Instant;
 
 use serde::Serialize;
+use serde_json::Value;
 
 use crate::ast::TableName;
 use crate::bind::bind;
@@ -23,6 +25,7 @@ use crate::db::{Cells, Sql};
 use crate::error::{Error, Result, SqlErrorKind};
 use crate::home;
 use crate::ir::{ColumnDef, SourceView, TableId, ViewQuery};
+use crate::macros::{self, Macro};
 use crate::parse::parse_select;
 use crate::render::{self, OutputColumn, Qualified};
 use crate::settings;
@@ -205,14 +208,26 @@ fn free_data_table(db: &dyn Sql, at: &Qualified) -> Result<Qualified> {
 }
 
 /// Parses and binds a view query against the current catalog; DuckDB's own binder then checks
-/// it and names and types its output columns.
-fn compile(db: &dyn Sql, query: &str) -> Result<(ViewQuery, Vec<OutputColumn>)> {
+/// it and names and types its output columns. Also returns the user macros it calls.
+fn compile(db: &dyn Sql, query: &str) -> Result<(ViewQuery, Vec<OutputColumn>, Vec<Macro>)> {
     let json = PARSE_TREE.scalar(db, [query])?.ok_or_else(|| Error::Parse("DuckDB returned no parse tree".into()))?;
     let select = parse_select(&json)?;
     let mut q = bind(select, &SqlCatalog::new(db))?;
     let outputs = describe(db, query)?;
     q.set_output_types(&outputs.iter().map(|o| o.ty.clone()).collect::<Vec<_>>(), &render::needs_text_identity);
-    Ok((q, outputs))
+    let macros = macros_called(db, &q, &json)?;
+    Ok((q, outputs, macros))
+}
+
+/// The user macros a bound query calls (`macros::called`), in its text and in the definitions
+/// of the DuckDB views it expanded.
+fn macros_called(db: &dyn Sql, q: &ViewQuery, tree: &str) -> Result<Vec<Macro>> {
+    let sources: Vec<&str> = q
+        .source_views
+        .iter()
+        .filter_map(|v| crate::catalog::view_query_text(&v.sql, &v.view.schema, &v.view.name))
+        .collect();
+    macros::called(db, tree, &sources)
 }
 
 #[derive(Serialize)]
@@ -223,8 +238,9 @@ struct SignatureLeaf<'a> {
 }
 
 /// What a view depends on: each leaf's table (named as the metadata stores it, see `home`;
-/// `main` is the database holding the metadata) and the names and types of the columns it reads.
-fn signature(q: &ViewQuery, main: &str) -> String {
+/// `main` is the database holding the metadata), the names and types of the columns it reads,
+/// and the definitions of the DuckDB views and user macros it expands.
+fn signature(q: &ViewQuery, macros: &[Macro], main: &str) -> String {
     let leaves: Vec<SignatureLeaf> = q
         .leaves
         .iter()
@@ -235,13 +251,21 @@ fn signature(q: &ViewQuery, main: &str) -> String {
             columns: l.columns.iter().filter(|c| used.contains(&c.name)).collect(),
         })
         .collect();
-    let leaves = serde_json::to_string(&leaves).unwrap_or_default();
-    if q.source_views.is_empty() {
-        return leaves;
+    let mut signature = serde_json::to_string(&leaves).unwrap_or_default();
+    // Each part follows only where there is one (the layout of views without stays as it was).
+    if !q.source_views.is_empty() {
+        signature += &views_signature(q, main);
     }
-    // Views over DuckDB views also depend on the views' definitions (the layout of views
-    // without any stays as it was).
-    format!("{leaves}{}", views_signature(q, main))
+    if !macros.is_empty() {
+        signature += &serde_json::to_string(macros).unwrap_or_default();
+    }
+    signature
+}
+
+/// Whether a recompiled view still matches the signature recorded at create. A view recorded
+/// before macros were (its signature has no macro part) is checked without them.
+fn signature_matches(q: &ViewQuery, macros: &[Macro], main: &str, recorded: &str) -> bool {
+    signature(q, macros, main) == recorded || (!macros.is_empty() && signature(q, &[], main) == recorded)
 }
 
 /// The DuckDB views a view query expanded, with their definitions, as `signature` records them.
@@ -255,8 +279,19 @@ fn views_signature(q: &ViewQuery, main: &str) -> String {
 }
 
 /// Why a recompiled view no longer matches the signature recorded at create.
-fn signature_change(q: &ViewQuery, main: &str, recorded: &str) -> String {
-    if !q.source_views.is_empty() && !recorded.ends_with(&views_signature(q, main)) {
+fn signature_change(q: &ViewQuery, macros: &[Macro], main: &str, recorded: &str) -> String {
+    // The signature's last part lists the macros it called, when it called any.
+    let parts: Vec<Value> = serde_json::Deserializer::from_str(recorded).into_iter().flatten().collect();
+    let was: Vec<Macro> = parts.last().and_then(|v| serde_json::from_value(v.clone()).ok()).unwrap_or_default();
+    let replaced: BTreeSet<&str> = was.iter().filter(|m| !macros.contains(m)).map(|m| m.name.as_str()).collect();
+    if !replaced.is_empty() {
+        return format!(
+            "a macro it calls ({}) was replaced by another definition (CREATE OR REPLACE MACRO)",
+            replaced.into_iter().collect::<Vec<_>>().join(", ")
+        );
+    }
+    let views_now = serde_json::from_str::<Value>(&views_signature(q, main)).ok();
+    if !q.source_views.is_empty() && !views_now.is_some_and(|v| parts.contains(&v)) {
         let names: Vec<String> = q.source_views.iter().map(|v| format!("{}.{}", v.view.schema, v.view.name)).collect();
         return format!(
             "a DuckDB view it reads ({}) was replaced by another definition (CREATE OR REPLACE VIEW)",
@@ -435,7 +470,7 @@ fn create_in(db: &dyn Sql, at: &Qualified, query: &str, started: Instant, sums: 
         // DuckDB's own binder has the last word on the query and names its columns. A query
         // without incremental rules that DuckDB can run is maintained by recomputing it.
         let made = std::cell::RefCell::new(Vec::new());
-        let (q, outputs) = match compile_making_stages(db, query, &at.catalog, &made, sums) {
+        let (q, outputs, macros) = match compile_making_stages(db, query, &at.catalog, &made, sums) {
             Ok(compiled) => compiled,
             Err(why) if strategy::falls_back(&why) => {
                 // (a stage's own stages went with it when nothing else reads them)
@@ -496,7 +531,7 @@ fn create_in(db: &dyn Sql, at: &Qualified, query: &str, started: Instant, sums: 
                 &leaves,
                 q.kind(),
                 &data.name,
-                &signature(&q, &at.catalog),
+                &signature(&q, &macros, &at.catalog),
                 &marker,
                 strategy.as_str(),
                 &strategy_reason,
@@ -520,14 +555,15 @@ fn compile_making_stages(
     catalog: &str,
     made: &std::cell::RefCell<Vec<Qualified>>,
     sums: Sums,
-) -> Result<(ViewQuery, Vec<OutputColumn>)> {
+) -> Result<(ViewQuery, Vec<OutputColumn>, Vec<Macro>)> {
     let maker = |sql: &str| -> Result<Option<TableId>> { make_stage(db, sql, catalog, made, sums) };
     let json = PARSE_TREE.scalar(db, [query])?.ok_or_else(|| Error::Parse("DuckDB returned no parse tree".into()))?;
     let select = parse_select(&json)?;
     let mut q = bind(select, &SqlCatalog::making_stages(db, &maker))?;
     let outputs = describe(db, query)?;
     q.set_output_types(&outputs.iter().map(|o| o.ty.clone()).collect::<Vec<_>>(), &render::needs_text_identity);
-    Ok((q, outputs))
+    let macros = macros_called(db, &q, &json)?;
+    Ok((q, outputs, macros))
 }
 
 /// Creates the stage for `sql` (a hidden maintained view `openivm.stage_<n>`), or finds the one
