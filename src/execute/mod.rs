@@ -11,7 +11,7 @@ pub mod refresh;
 pub mod verify;
 pub mod widen;
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::time::Instant;
 
 use serde::Serialize;
@@ -143,14 +143,34 @@ fn standing_of(comment: Option<String>, v: &ViewRecord) -> Standing {
 pub fn check_standing(db: &dyn Sql, cache: &mut cache::Cache, v: &ViewRecord) -> Result<()> {
     let what = match standing_of(cache.view_comment(db, &v.at)?, v) {
         Standing::Ours => return Ok(()),
-        Standing::Replaced => "was replaced by another definition (CREATE OR REPLACE VIEW)",
-        Standing::Gone => "was dropped (DROP VIEW)",
+        Standing::Replaced => "was replaced by another definition (CREATE OR REPLACE VIEW)".to_string(),
+        Standing::Gone => match renamed_to(db, v)? {
+            // ALTER VIEW ... RENAME keeps the comment: the view is found under its new name.
+            Some(now) => {
+                return Err(Error::InvalidArgument(format!(
+                    "the view '{}' was renamed to '{now}' (ALTER VIEW ... RENAME) behind openivm's back, so openivm \
+                     no longer maintains it; rename it back (ALTER VIEW {now} RENAME TO {}) to maintain it again",
+                    v.at.name, v.at.name
+                )))
+            }
+            None => "was dropped (DROP VIEW)".to_string(),
+        },
     };
     Err(Error::InvalidArgument(format!(
         "the view '{}' {what} behind openivm's back, so openivm no longer maintains it; \
          CALL openivm_drop('{}') removes openivm's state for it (and leaves any view of yours alone)",
         v.at.name, v.at.name
     )))
+}
+
+/// The name the maintained view `v` carries now when it was renamed (a view of its database
+/// with its marker), as `schema.name` when in another schema.
+fn renamed_to(db: &dyn Sql, v: &ViewRecord) -> Result<Option<String>> {
+    let Some(marker) = &v.marker else { return Ok(None) };
+    let rows = crate::sql::views::VIEW_WITH_COMMENT.rows(db, [&v.at.catalog, marker])?;
+    let Some(r) = rows.first() else { return Ok(None) };
+    let (schema, name) = (r.text(0)?, r.text(1)?);
+    Ok(Some(if schema == v.at.schema { name } else { format!("{schema}.{name}") }))
 }
 
 fn find_view(db: &dyn Sql, defaults: &(String, String), arg: &str) -> Result<ViewRecord> {
@@ -301,9 +321,40 @@ fn signature_change(q: &ViewQuery, macros: &[Macro], main: &str, recorded: &str)
     "a column it reads was added, dropped, renamed or retyped".into()
 }
 
+/// The names and types of a query's output columns, duplicate names made distinct as DuckDB's
+/// CREATE VIEW makes them (`dedup_names`).
 fn describe(db: &dyn Sql, query: &str) -> Result<Vec<OutputColumn>> {
     let rows = db.query(&render::describe(query))?;
-    rows.iter().map(|r| Ok(OutputColumn { name: r.text(0)?, ty: r.text(1)? })).collect()
+    let mut outputs: Vec<OutputColumn> =
+        rows.iter().map(|r| Ok(OutputColumn { name: r.text(0)?, ty: r.text(1)? })).collect::<Result<_>>()?;
+    let names = dedup_names(outputs.iter().map(|o| o.name.clone()).collect());
+    outputs.iter_mut().zip(names).for_each(|(o, n)| o.name = n);
+    Ok(outputs)
+}
+
+/// Output names made distinct as DuckDB does (`QueryResult::DeduplicateColumns`): a repeated
+/// name gets `_<n>` appended, n counting its repeats (case-insensitively), skipping names taken.
+fn dedup_names(names: Vec<String>) -> Vec<String> {
+    let mut seen: HashMap<String, usize> = HashMap::new();
+    names
+        .into_iter()
+        .map(|name| {
+            let low = name.to_lowercase();
+            let Some(&n) = seen.get(&low) else {
+                seen.insert(low, 1);
+                return name;
+            };
+            let mut n = n;
+            let mut renamed = format!("{name}_{n}");
+            while seen.contains_key(&renamed.to_lowercase()) {
+                n += 1;
+                renamed = format!("{name}_{n}");
+            }
+            seen.insert(low, n);
+            seen.insert(renamed.to_lowercase(), 1);
+            renamed
+        })
+        .collect()
 }
 
 /// Inserts the stored rows of `q` over `rows_sql` (rows of weight 1: the initial fill and every
@@ -317,6 +368,12 @@ pub(crate) fn fill(db: &dyn Sql, q: &ViewQuery, data: &Qualified, rows_sql: &str
         db.execute(&render::insert_into(data, &render::aggregate_fill_exact(q, rows_sql)))?;
     }
     Ok(())
+}
+
+/// Milliseconds since `t`, to the microsecond: every time openivm reports (refresh results,
+/// history) is measured by this, so none shows floating-point noise.
+pub(crate) fn elapsed_ms(t: Instant) -> f64 {
+    t.elapsed().as_micros() as f64 / 1000.0
 }
 
 /// One refresh (or the initial fill) as `openivm_refresh_history` records it.
@@ -481,24 +538,27 @@ fn create_in(db: &dyn Sql, at: &Qualified, query: &str, started: Instant, sums: 
                         drop_in(db, stage)?;
                     }
                 }
+                // A construct no strategy maintains (a parameter) is said so, rather than how
+                // DuckDB fails on it.
+                if let Some(p) = strategy::refused_parameters(query_tree(db, query)?.as_deref()) {
+                    return Err(p);
+                }
                 let outputs = match describe(db, query) {
                     Ok(o) => o,
                     // A name that does not resolve for openivm's binder nor for DuckDB's.
                     Err(_) if matches!(why, Error::Bind(_)) => return Err(why),
                     Err(e) => return Err(e),
                 };
-                check_output_names(&outputs)?;
                 return full::create(db, &at, query, &why, &outputs, started);
             }
             Err(e) => return Err(e),
         };
-        check_output_names(&outputs)?;
         let (strategy, strategy_reason) = strategy::of_bound(&q);
         // Attach to the tables' feeds first: a feed other views already read is brought up to
         // date (its batch logged for them), so that the fill below and the cursor agree.
         let attaching = Instant::now();
         attach(db, &q, &at, &at.catalog)?;
-        let capture_ms = attaching.elapsed().as_secs_f64() * 1000.0;
+        let capture_ms = elapsed_ms(attaching);
         let data = free_data_table(db, &at)?;
         // The stored columns get the types refreshes produce; the fill is cast to them.
         let weighted = render::aggregate_weighted(&q, &render::full_select(&q));
@@ -510,7 +570,7 @@ fn create_in(db: &dyn Sql, at: &Qualified, query: &str, started: Instant, sums: 
         db.execute(&render::stored_table::create_table(storage, &data, &columns))?;
         let filling = Instant::now();
         fill(db, &q, &data, &render::full_select(&q))?;
-        let apply_ms = filling.elapsed().as_secs_f64() * 1000.0;
+        let apply_ms = elapsed_ms(filling);
         // The stored columns as created (their types as DuckDB describes them).
         let data_columns: Vec<ColumnDef> =
             columns.iter().map(|c| ColumnDef { name: c.name.clone(), ty: c.ty.clone() }).collect();
@@ -538,12 +598,16 @@ fn create_in(db: &dyn Sql, at: &Qualified, query: &str, started: Instant, sums: 
             ],
         )?;
         let rows = db.scalar_int(&render::count_rows(&at), &[])?;
-        let total_ms = started.elapsed().as_secs_f64() * 1000.0;
+        let total_ms = elapsed_ms(started);
         // Capture: starting the change state (for a diff source, its snapshot); apply: the fill.
         let row = HistoryRow { capture_ms, ..HistoryRow::recompute(&at, "initial fill", apply_ms, total_ms) };
         record_history(db, &row)?;
         Ok(Created { view: at.name.clone(), rows, strategy })
     }
+}
+
+fn query_tree(db: &dyn Sql, query: &str) -> Result<Option<String>> {
+    PARSE_TREE.scalar(db, [query])
 }
 
 /// `compile` for a view being created: a subquery that needs a stage gets one (recorded in
@@ -608,19 +672,6 @@ fn make_stage(
     }
     made.borrow_mut().push(at.clone());
     Ok(Some(at.table_id()))
-}
-
-/// Refuses two output columns of one name (the stored result names its columns after them).
-fn check_output_names(outputs: &[OutputColumn]) -> Result<()> {
-    for (i, o) in outputs.iter().enumerate() {
-        if outputs[..i].iter().any(|p| p.name.eq_ignore_ascii_case(&o.name)) {
-            return Err(Error::InvalidArgument(format!(
-                "the query has two output columns named '{}'; give them distinct aliases",
-                o.name
-            )));
-        }
-    }
-    Ok(())
 }
 
 /// The source of each maintained view `q` reads in its own database (`home`): recorded where
@@ -799,6 +850,14 @@ fn readers_of(db: &dyn Sql, at: &Qualified) -> Result<Vec<String>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn duplicate_output_names_are_made_distinct_as_duckdb_does() {
+        let names = |v: &[&str]| dedup_names(v.iter().map(|s| s.to_string()).collect());
+        assert_eq!(names(&["a", "a", "a_1", "a"]), ["a", "a_1", "a_1_1", "a_2"]);
+        assert_eq!(names(&["a", "A"]), ["a", "A_1"]);
+        assert_eq!(names(&["x", "y"]), ["x", "y"]);
+    }
 
     #[test]
     fn stored_results_are_named_after_schema_and_view() {
