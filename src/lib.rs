@@ -18,6 +18,7 @@ pub mod fk_sources;
 pub mod home;
 pub mod ir;
 pub mod lookup;
+pub mod macros;
 pub mod merge_keys;
 pub mod parse;
 #[doc(hidden)]

@@ -1345,7 +1345,8 @@ fn expr(mut e: RawExpr) -> Result<Expr> {
         }
         "SUBQUERY" => unsupported("subqueries"),
         "WINDOW" => unsupported(format!("window functions ({})", e.function_name)),
-        "PARAMETER" => unsupported("prepared statement parameters"),
+        // Not a construct to recompute instead: the query cannot run without a value for it.
+        "PARAMETER" => Err(Error::Refused(crate::strategy::PARAMETERS.into())),
         "COLLATE" => unsupported("COLLATE"),
         "LAMBDA" => unsupported("lambda functions"),
         "POSITIONAL_REFERENCE" => unsupported("positional references (#n)"),

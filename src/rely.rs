@@ -97,11 +97,14 @@ fn with_marker(user_comment: &str, token: &str) -> String {
     }
 }
 
+const BETWEEN_TABLES: &str = "RELY foreign keys are declared between tables";
+
 fn signature(columns: &[ColumnDef]) -> Result<String> {
     to_json(columns)
 }
 
-pub(crate) fn resolve_table(db: &dyn Sql, arg: &str) -> Result<(TableId, Vec<ColumnDef>)> {
+/// The table `arg` names, with its columns; `only_tables` says why a view is refused.
+pub(crate) fn resolve_table(db: &dyn Sql, arg: &str, only_tables: &str) -> Result<(TableId, Vec<ColumnDef>)> {
     let name: TableName = table_name(arg)?;
     let cat = SqlCatalog::new(db);
     match cat.find(&name)? {
@@ -110,9 +113,7 @@ pub(crate) fn resolve_table(db: &dyn Sql, arg: &str) -> Result<(TableId, Vec<Col
             let cols = cat.columns(&id)?;
             Ok((id, cols))
         }
-        Some(_) => {
-            Err(Error::InvalidArgument(format!("'{arg}' is a view; RELY foreign keys are declared between tables")))
-        }
+        Some(_) => Err(Error::InvalidArgument(format!("'{arg}' is a view; {only_tables}"))),
         None => Err(Error::Bind(format!("table '{arg}' does not exist"))),
     }
 }
@@ -254,8 +255,8 @@ pub(crate) fn qualified(t: &TableId) -> String {
 /// transaction) each source database's tokens commit first, then the declaration; a failure in
 /// between leaves an unused token, which authorizes nothing without a declaration.
 pub fn declare(db: &dyn Sql, child: &str, child_cols: &str, parent: &str, parent_cols: &str) -> Result<Declared> {
-    let (child_id, child_all) = resolve_table(db, child)?;
-    let (parent_id, parent_all) = resolve_table(db, parent)?;
+    let (child_id, child_all) = resolve_table(db, child, BETWEEN_TABLES)?;
+    let (parent_id, parent_all) = resolve_table(db, parent, BETWEEN_TABLES)?;
     let cc = match_columns(&child_id, &child_all, &parse_columns(child_cols)?)?;
     let pc = match_columns(&parent_id, &parent_all, &parse_columns(parent_cols)?)?;
     if cc.len() != pc.len() {
@@ -347,8 +348,8 @@ pub fn revoke(
     parent: &str,
     parent_cols: &str,
 ) -> Result<(Declared, bool)> {
-    let (child_id, child_all) = resolve_table(db, child)?;
-    let (parent_id, parent_all) = resolve_table(db, parent)?;
+    let (child_id, child_all) = resolve_table(db, child, BETWEEN_TABLES)?;
+    let (parent_id, parent_all) = resolve_table(db, parent, BETWEEN_TABLES)?;
     let cc = match_columns(&child_id, &child_all, &parse_columns(child_cols)?)?;
     let pc = match_columns(&parent_id, &parent_all, &parse_columns(parent_cols)?)?;
     let gone = if crate::catalog::main_table_exists(db, "openivm_constraints_cache")? {

@@ -150,6 +150,16 @@ pub fn scan(node: &Value) -> Scan {
     s
 }
 
+/// Why a query with parameters is refused.
+pub const PARAMETERS: &str = "prepared-statement parameters ($1, ? or $name): a maintained view's query runs at every \
+                              refresh without parameters; write the value into the query";
+
+/// The refusal of a query whose parse tree (JSON) has a parameter anywhere.
+pub fn refused_parameters(tree: Option<&str>) -> Option<Error> {
+    let tree: Value = serde_json::from_str(tree?).ok()?;
+    scan(&tree).refused.iter().any(|r| r == PARAMETERS).then(|| Error::Refused(PARAMETERS.into()))
+}
+
 fn walk(v: &Value, s: &mut Scan) {
     match v {
         Value::Array(items) => items.iter().for_each(|i| walk(i, s)),
@@ -169,7 +179,7 @@ fn visit_object(o: &serde_json::Map<String, Value>, s: &mut Scan) {
                 s.functions.push(name);
             }
         }
-        "PARAMETER" => s.refused.push("prepared statement parameters".into()),
+        "PARAMETER" => s.refused.push(PARAMETERS.into()),
         _ => {}
     }
     match text(o, "type") {

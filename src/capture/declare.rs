@@ -52,6 +52,14 @@ impl Promise {
             Promise::Recorded => "RECORDED",
         }
     }
+
+    /// Why a view cannot take the promise.
+    fn only_tables(self) -> &'static str {
+        match self {
+            Promise::AppendOnly => "only tables are declared append-only (declare the tables it reads)",
+            Promise::Recorded => "only tables are declared recorded (declare the tables it reads)",
+        }
+    }
 }
 
 /// `openivm_declare_append_only(table [, key := column])`.
@@ -66,7 +74,7 @@ pub fn declare_recorded(db: &dyn Sql, table_arg: &str) -> Result<Declared> {
 
 /// Stores a source declaration, replacing any earlier one of the table.
 fn declare_source(db: &dyn Sql, table_arg: &str, promise: Promise, key: Option<&str>) -> Result<Declared> {
-    let (table, columns) = rely::resolve_table(db, table_arg)?;
+    let (table, columns) = rely::resolve_table(db, table_arg, promise.only_tables())?;
     let key = match key {
         Some(k) => Some(rely::match_columns(&table, &columns, &[k.to_string()])?.remove(0)),
         None => None,
@@ -107,7 +115,7 @@ fn declare_source(db: &dyn Sql, table_arg: &str, promise: Promise, key: Option<&
 /// `openivm_revoke_append_only(table)` / `openivm_revoke_recorded(table)`: whether a
 /// declaration of that kind was removed.
 pub fn revoke(db: &dyn Sql, table_arg: &str, promise: Promise) -> Result<(String, bool)> {
-    let (table, _) = rely::resolve_table(db, table_arg)?;
+    let (table, _) = rely::resolve_table(db, table_arg, promise.only_tables())?;
     if !crate::catalog::main_table_exists(db, "openivm_constraints_cache")? {
         return Ok((rely::qualified(&table), false));
     }

@@ -12,13 +12,14 @@ use crate::db::{Cells, Row, Sql};
 use crate::error::{Error, Result};
 use crate::facts::ForeignKey;
 use crate::ir::{ColumnDef, TableId, ViewQuery};
+use crate::macros::Macro;
 use crate::render::OutputColumn;
 use crate::render::{Qualified, Storage};
 use crate::strategy::Strategy;
 use crate::{fk_sources, settings};
 
 use super::mode::Mode;
-use super::{compile, find_view, signature, signature_change, view_location, ViewRecord};
+use super::{compile, find_view, signature_change, signature_matches, view_location, ViewRecord};
 
 use crate::sql::capture::LAST_TIMES;
 use crate::sql::capture::TABLE_SIZES;
@@ -52,8 +53,13 @@ pub struct Compiled {
     pub sum_kinds: Vec<crate::render::SumKind>,
     /// Per table: (oid, definition) when compiled; any change recompiles.
     identity: Vec<(String, String)>,
+    /// The user macros the query calls, as defined when compiled; any change recompiles.
+    macros: Vec<Macro>,
     /// Measured on earlier refreshes of this instance (ms).
     pub last_incremental_ms: Option<f64>,
+    /// Whether an incremental refresh of the view was measured (else `last_incremental_ms` is
+    /// the time its change state took to start, which stands in for one).
+    pub incremental_ran: bool,
     /// The capture's part of the last incremental refresh.
     pub last_incremental_capture_ms: Option<f64>,
     pub last_full_ms: Option<f64>,
@@ -122,6 +128,7 @@ impl ViewRow {
 pub struct CatalogSnapshot {
     tables: Option<Vec<(TableId, State)>>,
     views: Option<Vec<ViewRow>>,
+    macros: Option<Vec<Macro>>,
 }
 
 impl CatalogSnapshot {
@@ -229,6 +236,26 @@ fn views_unchanged(db: &dyn Sql, q: &ViewQuery, snapshot: &mut CatalogSnapshot) 
     }
     let now = snapshot.views(db)?;
     Ok(q.source_views.iter().all(|v| now.iter().any(|r| r.id == v.view && r.sql.as_deref() == Some(v.sql.as_str()))))
+}
+
+/// Whether every user macro the query calls still has the definition it was compiled with (one
+/// read of `duckdb_functions()`, only for views that call user macros).
+fn macros_unchanged(db: &dyn Sql, called: &[Macro], snapshot: &mut CatalogSnapshot) -> Result<bool> {
+    if called.is_empty() {
+        return Ok(true);
+    }
+    if snapshot.macros.is_none() {
+        snapshot.macros = Some(crate::macros::all(db)?);
+    }
+    let now = snapshot.macros.as_deref().unwrap_or_default();
+    Ok(called.iter().all(|m| now.contains(m)))
+}
+
+/// Whether the view's stored result still exists (a user may drop it): else the view is
+/// compiled again, which says so.
+fn stored_exists(db: &dyn Sql, data: &Qualified, snapshot: &mut CatalogSnapshot) -> Result<bool> {
+    let id = data.table_id();
+    Ok(snapshot.tables(db)?.iter().any(|(t, _)| t == &id))
 }
 
 impl Cache {
@@ -385,6 +412,8 @@ impl Cache {
             let now = states_in(db, &c.tables, snapshot).map_err(|e| restale(e, name))?;
             if now.iter().zip(&c.identity).all(|(n, (oid, sql))| &n.0 == oid && &n.1 == sql)
                 && views_unchanged(db, &c.q, snapshot)?
+                && macros_unchanged(db, &c.macros, snapshot)?
+                && stored_exists(db, &c.view.data, snapshot)?
             {
                 let c = c.clone();
                 self.comment = comment;
@@ -410,17 +439,17 @@ impl Cache {
             });
         }
         // A name that no longer resolves is a schema change; DuckDB's own errors pass through.
-        let (q, outputs) = compile(db, &view.query).map_err(|e| {
+        let (q, outputs, macros) = compile(db, &view.query).map_err(|e| {
             if e.is_schema_change() {
                 Error::Stale { view: name.to_string(), detail: e.to_string() }
             } else {
                 e
             }
         })?;
-        if signature(&q, &defaults.0) != view.signature {
+        if !signature_matches(&q, &macros, &defaults.0, &view.signature) {
             return Err(Error::Stale {
                 view: name.to_string(),
-                detail: signature_change(&q, &defaults.0, &view.signature),
+                detail: signature_change(&q, &macros, &defaults.0, &view.signature),
             });
         }
         let stored_columns = check_stored_layout(db, &q, &view, name)?;
@@ -441,10 +470,11 @@ impl Cache {
         let mut sources = declare::sources(db, &defaults.0, &tables, &all_columns)?;
         super::chain_sources(db, &defaults.0, &q, &tables, &mut sources)?;
         let now = states_in(db, &tables, self.round.as_mut().unwrap_or(&mut own)).map_err(|e| restale(e, name))?;
-        let (last_incremental_ms, last_incremental_capture_ms, last_full_ms) = match self.views.get(&key) {
-            Some(c) => (c.last_incremental_ms, c.last_incremental_capture_ms, c.last_full_ms),
-            None => last_times(db, &view.at)?,
-        };
+        let (last_incremental_ms, incremental_ran, last_incremental_capture_ms, last_full_ms) =
+            match self.views.get(&key) {
+                Some(c) => (c.last_incremental_ms, c.incremental_ran, c.last_incremental_capture_ms, c.last_full_ms),
+                None => last_times(db, &view.at)?,
+            };
         let merge_keys = crate::merge_keys::merge_keys(&q, &fks);
         let group_lookup = merge_keys.as_ref().and_then(|m| crate::merge_keys::group_lookup(&q, m));
         let c = Compiled {
@@ -461,7 +491,9 @@ impl Cache {
             storage: self.storage(db)?,
             sum_kinds,
             identity: now.iter().map(|n| (n.0.clone(), n.1.clone())).collect(),
+            macros,
             last_incremental_ms,
+            incremental_ran,
             last_incremental_capture_ms,
             last_full_ms,
         };
@@ -475,6 +507,7 @@ impl Cache {
             match mode {
                 Mode::Incremental | Mode::GroupRecompute => {
                     c.last_incremental_ms = Some(ms);
+                    c.incremental_ran = true;
                     c.last_incremental_capture_ms = Some(capture_ms);
                 }
                 Mode::Full => c.last_full_ms = Some(ms),
@@ -546,19 +579,19 @@ impl Cache {
 /// new instance (a reopened file) knows what an earlier one measured. The initial fill counts
 /// as a recompute; before any incremental refresh, the capture of the latest recompute (for a
 /// diff source: building or diffing its snapshot, which every incremental refresh pays too)
-/// stands in for one.
-fn last_times(db: &dyn Sql, at: &Qualified) -> Result<(Option<f64>, Option<f64>, Option<f64>)> {
+/// stands in for one (then the second value, whether an incremental refresh ran, is false).
+fn last_times(db: &dyn Sql, at: &Qualified) -> Result<(Option<f64>, bool, Option<f64>, Option<f64>)> {
     let rows = LAST_TIMES.rows(db, [&at.schema, &at.name, &at.schema, &at.name])?;
-    let Some(row) = rows.first() else { return Ok((None, None, None)) };
+    let Some(row) = rows.first() else { return Ok((None, false, None, None)) };
     let ms = |i: usize| -> Result<Option<f64>> { Ok(row.opt_text(i)?.and_then(|s| s.parse().ok())) };
     let full_capture = ms(1)?.filter(|&c| c > 0.0);
     // Before any incremental refresh, the start of the change state stands in for one: all of
     // it capture.
-    let (incremental, capture) = match ms(2)? {
-        Some(total) => (Some(total), ms(3)?),
-        None => (full_capture, full_capture),
+    let (incremental, ran, capture) = match ms(2)? {
+        Some(total) => (Some(total), true, ms(3)?),
+        None => (full_capture, false, full_capture),
     };
-    Ok((incremental, capture, ms(0)?))
+    Ok((incremental, ran, capture, ms(0)?))
 }
 
 /// A stored result made by an older openivm (other hidden columns) cannot be maintained by this
@@ -570,6 +603,15 @@ fn check_stored_layout(db: &dyn Sql, q: &ViewQuery, view: &ViewRecord, name: &st
         .map(|r| r.text(0))
         .collect::<Result<_>>()?;
     let columns = SqlCatalog::new(db).columns(&view.data.table_id())?;
+    if columns.is_empty() {
+        return Err(Error::Stale {
+            view: name.to_string(),
+            detail: format!(
+                "its stored result {}.{} is missing: it was dropped behind openivm's back",
+                view.data.schema, view.data.name
+            ),
+        });
+    }
     let stored: Vec<&String> = columns.iter().map(|c| &c.name).collect();
     if stored != expected.iter().collect::<Vec<_>>() {
         return Err(Error::Stale {

@@ -15,7 +15,8 @@ use serde_json::Value;
 use super::mode::Mode;
 use super::refresh::RefreshReport;
 use super::{
-    check_standing, describe, find_view, free_data_table, record_history, Cache, Created, HistoryRow, ViewRecord,
+    check_standing, describe, elapsed_ms, find_view, free_data_table, record_history, Cache, Created, HistoryRow,
+    ViewRecord,
 };
 use crate::catalog::SqlCatalog;
 use crate::db::Sql;
@@ -114,7 +115,7 @@ pub fn create(
         ],
     )?;
     let rows = db.scalar_int(&render::count_rows(at), &[])?;
-    let total_ms = started.elapsed().as_secs_f64() * 1000.0;
+    let total_ms = elapsed_ms(started);
     record_history(db, &HistoryRow::recompute(at, "initial fill (strategy full)", total_ms, total_ms))?;
     Ok(Created { view: at.name.clone(), rows, strategy: Strategy::Full })
 }
@@ -152,14 +153,14 @@ pub fn refresh_in(db: &dyn Sql, cache: &mut Cache, name: &str, started: Instant)
     db.execute(&render::delete_all(&view.data))?;
     db.execute(&render::insert_into(&view.data, &view.query))?;
     VIEW_MARK_REFRESHED.run(db, [&at.schema, &at.name])?;
-    let apply_ms = apply_started.elapsed().as_secs_f64() * 1000.0;
-    let total_ms = started.elapsed().as_secs_f64() * 1000.0;
+    let apply_ms = elapsed_ms(apply_started);
+    let total_ms = elapsed_ms(started);
     record_history(db, &HistoryRow::recompute(at, &mode_reason(&view), apply_ms, total_ms))?;
     Ok(RefreshReport {
         view: at.name.clone(),
         counts: Default::default(),
         delta_rows: 0,
-        duration_ms: started.elapsed().as_secs_f64() * 1000.0,
+        duration_ms: elapsed_ms(started),
         mode: Mode::Full,
     })
 }

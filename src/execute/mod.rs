@@ -11,9 +11,11 @@ pub mod refresh;
 pub mod verify;
 pub mod widen;
 
+use std::collections::{BTreeSet, HashMap};
 use std::time::Instant;
 
 use serde::Serialize;
+use serde_json::Value;
 
 use crate::ast::TableName;
 use crate::bind::bind;
@@ -23,6 +25,7 @@ use crate::db::{Cells, Sql};
 use crate::error::{Error, Result, SqlErrorKind};
 use crate::home;
 use crate::ir::{ColumnDef, SourceView, TableId, ViewQuery};
+use crate::macros::{self, Macro};
 use crate::parse::parse_select;
 use crate::render::{self, OutputColumn, Qualified};
 use crate::settings;
@@ -140,14 +143,34 @@ fn standing_of(comment: Option<String>, v: &ViewRecord) -> Standing {
 pub fn check_standing(db: &dyn Sql, cache: &mut cache::Cache, v: &ViewRecord) -> Result<()> {
     let what = match standing_of(cache.view_comment(db, &v.at)?, v) {
         Standing::Ours => return Ok(()),
-        Standing::Replaced => "was replaced by another definition (CREATE OR REPLACE VIEW)",
-        Standing::Gone => "was dropped (DROP VIEW)",
+        Standing::Replaced => "was replaced by another definition (CREATE OR REPLACE VIEW)".to_string(),
+        Standing::Gone => match renamed_to(db, v)? {
+            // ALTER VIEW ... RENAME keeps the comment: the view is found under its new name.
+            Some(now) => {
+                return Err(Error::InvalidArgument(format!(
+                    "the view '{}' was renamed to '{now}' (ALTER VIEW ... RENAME) behind openivm's back, so openivm \
+                     no longer maintains it; rename it back (ALTER VIEW {now} RENAME TO {}) to maintain it again",
+                    v.at.name, v.at.name
+                )))
+            }
+            None => "was dropped (DROP VIEW)".to_string(),
+        },
     };
     Err(Error::InvalidArgument(format!(
         "the view '{}' {what} behind openivm's back, so openivm no longer maintains it; \
          CALL openivm_drop('{}') removes openivm's state for it (and leaves any view of yours alone)",
         v.at.name, v.at.name
     )))
+}
+
+/// The name the maintained view `v` carries now when it was renamed (a view of its database
+/// with its marker), as `schema.name` when in another schema.
+fn renamed_to(db: &dyn Sql, v: &ViewRecord) -> Result<Option<String>> {
+    let Some(marker) = &v.marker else { return Ok(None) };
+    let rows = crate::sql::views::VIEW_WITH_COMMENT.rows(db, [&v.at.catalog, marker])?;
+    let Some(r) = rows.first() else { return Ok(None) };
+    let (schema, name) = (r.text(0)?, r.text(1)?);
+    Ok(Some(if schema == v.at.schema { name } else { format!("{schema}.{name}") }))
 }
 
 fn find_view(db: &dyn Sql, defaults: &(String, String), arg: &str) -> Result<ViewRecord> {
@@ -205,14 +228,26 @@ fn free_data_table(db: &dyn Sql, at: &Qualified) -> Result<Qualified> {
 }
 
 /// Parses and binds a view query against the current catalog; DuckDB's own binder then checks
-/// it and names and types its output columns.
-fn compile(db: &dyn Sql, query: &str) -> Result<(ViewQuery, Vec<OutputColumn>)> {
+/// it and names and types its output columns. Also returns the user macros it calls.
+fn compile(db: &dyn Sql, query: &str) -> Result<(ViewQuery, Vec<OutputColumn>, Vec<Macro>)> {
     let json = PARSE_TREE.scalar(db, [query])?.ok_or_else(|| Error::Parse("DuckDB returned no parse tree".into()))?;
     let select = parse_select(&json)?;
     let mut q = bind(select, &SqlCatalog::new(db))?;
     let outputs = describe_typed(db, query, &q)?;
     q.set_output_types(&output_types(&outputs), &render::needs_text_identity);
-    Ok((q, outputs))
+    let macros = macros_called(db, &q, &json)?;
+    Ok((q, outputs, macros))
+}
+
+/// The user macros a bound query calls (`macros::called`), in its text and in the definitions
+/// of the DuckDB views it expanded.
+fn macros_called(db: &dyn Sql, q: &ViewQuery, tree: &str) -> Result<Vec<Macro>> {
+    let sources: Vec<&str> = q
+        .source_views
+        .iter()
+        .filter_map(|v| crate::catalog::view_query_text(&v.sql, &v.view.schema, &v.view.name))
+        .collect();
+    macros::called(db, tree, &sources)
 }
 
 #[derive(Serialize)]
@@ -223,8 +258,9 @@ struct SignatureLeaf<'a> {
 }
 
 /// What a view depends on: each leaf's table (named as the metadata stores it, see `home`;
-/// `main` is the database holding the metadata) and the names and types of the columns it reads.
-fn signature(q: &ViewQuery, main: &str) -> String {
+/// `main` is the database holding the metadata), the names and types of the columns it reads,
+/// and the definitions of the DuckDB views and user macros it expands.
+fn signature(q: &ViewQuery, macros: &[Macro], main: &str) -> String {
     let leaves: Vec<SignatureLeaf> = q
         .leaves
         .iter()
@@ -235,13 +271,21 @@ fn signature(q: &ViewQuery, main: &str) -> String {
             columns: l.columns.iter().filter(|c| used.contains(&c.name)).collect(),
         })
         .collect();
-    let leaves = serde_json::to_string(&leaves).unwrap_or_default();
-    if q.source_views.is_empty() {
-        return leaves;
+    let mut signature = serde_json::to_string(&leaves).unwrap_or_default();
+    // Each part follows only where there is one (the layout of views without stays as it was).
+    if !q.source_views.is_empty() {
+        signature += &views_signature(q, main);
     }
-    // Views over DuckDB views also depend on the views' definitions (the layout of views
-    // without any stays as it was).
-    format!("{leaves}{}", views_signature(q, main))
+    if !macros.is_empty() {
+        signature += &serde_json::to_string(macros).unwrap_or_default();
+    }
+    signature
+}
+
+/// Whether a recompiled view still matches the signature recorded at create. A view recorded
+/// before macros were (its signature has no macro part) is checked without them.
+fn signature_matches(q: &ViewQuery, macros: &[Macro], main: &str, recorded: &str) -> bool {
+    signature(q, macros, main) == recorded || (!macros.is_empty() && signature(q, &[], main) == recorded)
 }
 
 /// The DuckDB views a view query expanded, with their definitions, as `signature` records them.
@@ -255,8 +299,19 @@ fn views_signature(q: &ViewQuery, main: &str) -> String {
 }
 
 /// Why a recompiled view no longer matches the signature recorded at create.
-fn signature_change(q: &ViewQuery, main: &str, recorded: &str) -> String {
-    if !q.source_views.is_empty() && !recorded.ends_with(&views_signature(q, main)) {
+fn signature_change(q: &ViewQuery, macros: &[Macro], main: &str, recorded: &str) -> String {
+    // The signature's last part lists the macros it called, when it called any.
+    let parts: Vec<Value> = serde_json::Deserializer::from_str(recorded).into_iter().flatten().collect();
+    let was: Vec<Macro> = parts.last().and_then(|v| serde_json::from_value(v.clone()).ok()).unwrap_or_default();
+    let replaced: BTreeSet<&str> = was.iter().filter(|m| !macros.contains(m)).map(|m| m.name.as_str()).collect();
+    if !replaced.is_empty() {
+        return format!(
+            "a macro it calls ({}) was replaced by another definition (CREATE OR REPLACE MACRO)",
+            replaced.into_iter().collect::<Vec<_>>().join(", ")
+        );
+    }
+    let views_now = serde_json::from_str::<Value>(&views_signature(q, main)).ok();
+    if !q.source_views.is_empty() && !views_now.is_some_and(|v| parts.contains(&v)) {
         let names: Vec<String> = q.source_views.iter().map(|v| format!("{}.{}", v.view.schema, v.view.name)).collect();
         return format!(
             "a DuckDB view it reads ({}) was replaced by another definition (CREATE OR REPLACE VIEW)",
@@ -266,9 +321,17 @@ fn signature_change(q: &ViewQuery, main: &str, recorded: &str) -> String {
     "a column it reads was added, dropped, renamed or retyped".into()
 }
 
+/// The names and types of a query's output columns, duplicate names made distinct as DuckDB's
+/// CREATE VIEW makes them (`dedup_names`).
 fn describe(db: &dyn Sql, query: &str) -> Result<Vec<OutputColumn>> {
     let rows = db.query(&render::describe(query))?;
-    rows.iter().map(|r| Ok(OutputColumn { name: r.text(0)?, ty: r.text(1)?, collation: None })).collect()
+    let mut outputs: Vec<OutputColumn> = rows
+        .iter()
+        .map(|r| Ok(OutputColumn { name: r.text(0)?, ty: r.text(1)?, collation: None }))
+        .collect::<Result<_>>()?;
+    let names = dedup_names(outputs.iter().map(|o| o.name.clone()).collect());
+    outputs.iter_mut().zip(names).for_each(|(o, n)| o.name = n);
+    Ok(outputs)
 }
 
 /// `describe` with the columns' collations, for a query over the leaves of `q` (a query reading
@@ -293,6 +356,31 @@ fn output_types(outputs: &[OutputColumn]) -> Vec<(String, Option<String>)> {
     outputs.iter().map(|o| (o.ty.clone(), o.collation.clone())).collect()
 }
 
+/// Output names made distinct as DuckDB does (`QueryResult::DeduplicateColumns`): a repeated
+/// name gets `_<n>` appended, n counting its repeats (case-insensitively), skipping names taken.
+fn dedup_names(names: Vec<String>) -> Vec<String> {
+    let mut seen: HashMap<String, usize> = HashMap::new();
+    names
+        .into_iter()
+        .map(|name| {
+            let low = name.to_lowercase();
+            let Some(&n) = seen.get(&low) else {
+                seen.insert(low, 1);
+                return name;
+            };
+            let mut n = n;
+            let mut renamed = format!("{name}_{n}");
+            while seen.contains_key(&renamed.to_lowercase()) {
+                n += 1;
+                renamed = format!("{name}_{n}");
+            }
+            seen.insert(low, n);
+            seen.insert(renamed.to_lowercase(), 1);
+            renamed
+        })
+        .collect()
+}
+
 /// Inserts the stored rows of `q` over `rows_sql` (rows of weight 1: the initial fill and every
 /// recompute) into the empty stored result `data`: the fast form first, and the exact DOUBLE
 /// split only when a DOUBLE sum came out non-finite (`render::aggregate_fill`).
@@ -304,6 +392,12 @@ pub(crate) fn fill(db: &dyn Sql, q: &ViewQuery, data: &Qualified, rows_sql: &str
         db.execute(&render::insert_into(data, &render::aggregate_fill_exact(q, rows_sql)))?;
     }
     Ok(())
+}
+
+/// Milliseconds since `t`, to the microsecond: every time openivm reports (refresh results,
+/// history) is measured by this, so none shows floating-point noise.
+pub(crate) fn elapsed_ms(t: Instant) -> f64 {
+    t.elapsed().as_micros() as f64 / 1000.0
 }
 
 /// One refresh (or the initial fill) as `openivm_refresh_history` records it.
@@ -457,7 +551,7 @@ fn create_in(db: &dyn Sql, at: &Qualified, query: &str, started: Instant, sums: 
         // DuckDB's own binder has the last word on the query and names its columns. A query
         // without incremental rules that DuckDB can run is maintained by recomputing it.
         let made = std::cell::RefCell::new(Vec::new());
-        let (q, outputs) = match compile_making_stages(db, query, &at.catalog, &made, sums) {
+        let (q, outputs, macros) = match compile_making_stages(db, query, &at.catalog, &made, sums) {
             Ok(compiled) => compiled,
             Err(why) if strategy::falls_back(&why) => {
                 // (a stage's own stages went with it when nothing else reads them)
@@ -468,24 +562,27 @@ fn create_in(db: &dyn Sql, at: &Qualified, query: &str, started: Instant, sums: 
                         drop_in(db, stage)?;
                     }
                 }
+                // A construct no strategy maintains (a parameter) is said so, rather than how
+                // DuckDB fails on it.
+                if let Some(p) = strategy::refused_parameters(query_tree(db, query)?.as_deref()) {
+                    return Err(p);
+                }
                 let outputs = match describe(db, query) {
                     Ok(o) => o,
                     // A name that does not resolve for openivm's binder nor for DuckDB's.
                     Err(_) if matches!(why, Error::Bind(_)) => return Err(why),
                     Err(e) => return Err(e),
                 };
-                check_output_names(&outputs)?;
                 return full::create(db, &at, query, &why, &outputs, started);
             }
             Err(e) => return Err(e),
         };
-        check_output_names(&outputs)?;
         let (strategy, strategy_reason) = strategy::of_bound(&q);
         // Attach to the tables' feeds first: a feed other views already read is brought up to
         // date (its batch logged for them), so that the fill below and the cursor agree.
         let attaching = Instant::now();
         attach(db, &q, &at, &at.catalog)?;
-        let capture_ms = attaching.elapsed().as_secs_f64() * 1000.0;
+        let capture_ms = elapsed_ms(attaching);
         let data = free_data_table(db, &at)?;
         // The stored columns get the types refreshes produce; the fill is cast to them.
         let weighted = render::aggregate_weighted(&q, &render::full_select(&q));
@@ -497,7 +594,7 @@ fn create_in(db: &dyn Sql, at: &Qualified, query: &str, started: Instant, sums: 
         db.execute(&render::stored_table::create_table(storage, &data, &columns))?;
         let filling = Instant::now();
         fill(db, &q, &data, &render::full_select(&q))?;
-        let apply_ms = filling.elapsed().as_secs_f64() * 1000.0;
+        let apply_ms = elapsed_ms(filling);
         // The stored columns as created (their types as DuckDB describes them).
         let data_columns: Vec<ColumnDef> = columns
             .iter()
@@ -520,19 +617,23 @@ fn create_in(db: &dyn Sql, at: &Qualified, query: &str, started: Instant, sums: 
                 &leaves,
                 q.kind(),
                 &data.name,
-                &signature(&q, &at.catalog),
+                &signature(&q, &macros, &at.catalog),
                 &marker,
                 strategy.as_str(),
                 &strategy_reason,
             ],
         )?;
         let rows = db.scalar_int(&render::count_rows(&at), &[])?;
-        let total_ms = started.elapsed().as_secs_f64() * 1000.0;
+        let total_ms = elapsed_ms(started);
         // Capture: starting the change state (for a diff source, its snapshot); apply: the fill.
         let row = HistoryRow { capture_ms, ..HistoryRow::recompute(&at, "initial fill", apply_ms, total_ms) };
         record_history(db, &row)?;
         Ok(Created { view: at.name.clone(), rows, strategy })
     }
+}
+
+fn query_tree(db: &dyn Sql, query: &str) -> Result<Option<String>> {
+    PARSE_TREE.scalar(db, [query])
 }
 
 /// `compile` for a view being created: a subquery that needs a stage gets one (recorded in
@@ -544,14 +645,15 @@ fn compile_making_stages(
     catalog: &str,
     made: &std::cell::RefCell<Vec<Qualified>>,
     sums: Sums,
-) -> Result<(ViewQuery, Vec<OutputColumn>)> {
+) -> Result<(ViewQuery, Vec<OutputColumn>, Vec<Macro>)> {
     let maker = |sql: &str| -> Result<Option<TableId>> { make_stage(db, sql, catalog, made, sums) };
     let json = PARSE_TREE.scalar(db, [query])?.ok_or_else(|| Error::Parse("DuckDB returned no parse tree".into()))?;
     let select = parse_select(&json)?;
     let mut q = bind(select, &SqlCatalog::making_stages(db, &maker))?;
     let outputs = describe_typed(db, query, &q)?;
     q.set_output_types(&output_types(&outputs), &render::needs_text_identity);
-    Ok((q, outputs))
+    let macros = macros_called(db, &q, &json)?;
+    Ok((q, outputs, macros))
 }
 
 /// Creates the stage for `sql` (a hidden maintained view `openivm.stage_<n>`), or finds the one
@@ -596,19 +698,6 @@ fn make_stage(
     }
     made.borrow_mut().push(at.clone());
     Ok(Some(at.table_id()))
-}
-
-/// Refuses two output columns of one name (the stored result names its columns after them).
-fn check_output_names(outputs: &[OutputColumn]) -> Result<()> {
-    for (i, o) in outputs.iter().enumerate() {
-        if outputs[..i].iter().any(|p| p.name.eq_ignore_ascii_case(&o.name)) {
-            return Err(Error::InvalidArgument(format!(
-                "the query has two output columns named '{}'; give them distinct aliases",
-                o.name
-            )));
-        }
-    }
-    Ok(())
 }
 
 /// The source of each maintained view `q` reads in its own database (`home`): recorded where
@@ -787,6 +876,14 @@ fn readers_of(db: &dyn Sql, at: &Qualified) -> Result<Vec<String>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn duplicate_output_names_are_made_distinct_as_duckdb_does() {
+        let names = |v: &[&str]| dedup_names(v.iter().map(|s| s.to_string()).collect());
+        assert_eq!(names(&["a", "a", "a_1", "a"]), ["a", "a_1", "a_1_1", "a_2"]);
+        assert_eq!(names(&["a", "A"]), ["a", "A_1"]);
+        assert_eq!(names(&["x", "y"]), ["x", "y"]);
+    }
 
     #[test]
     fn stored_results_are_named_after_schema_and_view() {

@@ -228,13 +228,24 @@ pub fn skip_capture(
     requested: Requested,
     rows_read: u64,
     last_incremental: Option<f64>,
+    incremental_ran: bool,
     last_full: Option<f64>,
 ) -> Option<String> {
+    let measured = |inc: f64| {
+        if incremental_ran {
+            format!("the last incremental refresh took {inc:.1} ms (its capture reads whole tables)")
+        } else {
+            format!(
+                "no incremental refresh ran yet, and starting the view's change state (a snapshot of whole tables, \
+                 what each capture reads) took {inc:.1} ms"
+            )
+        }
+    };
     match (requested, last_incremental, last_full) {
         (Requested::Auto, Some(inc), Some(full)) if inc > full && rows_read >= FULL_MIN_ROWS => Some(format!(
-            "auto: the last incremental refresh took {inc:.1} ms (its capture reads whole tables), a recompute \
-             {full:.1} ms; the view is recomputed and no longer tracks changes (refresh with mode := \
-             'incremental' to track them again)"
+            "auto: {}, a recompute {full:.1} ms; the view is recomputed and no longer tracks changes (refresh with \
+             mode := 'incremental' to track them again)",
+            measured(inc)
         )),
         _ => None,
     }
@@ -409,11 +420,11 @@ mod tests {
     #[test]
     fn skips_a_whole_table_capture_that_lost_to_a_recompute() {
         let big = 1_000_000;
-        assert!(skip_capture(Requested::Auto, big, Some(30.0), Some(10.0)).is_some());
-        assert!(skip_capture(Requested::Auto, big, Some(5.0), Some(10.0)).is_none());
-        assert!(skip_capture(Requested::Auto, big, None, Some(10.0)).is_none());
-        assert!(skip_capture(Requested::Incremental, big, Some(30.0), Some(10.0)).is_none());
+        assert!(skip_capture(Requested::Auto, big, Some(30.0), true, Some(10.0)).is_some());
+        assert!(skip_capture(Requested::Auto, big, Some(5.0), true, Some(10.0)).is_none());
+        assert!(skip_capture(Requested::Auto, big, None, true, Some(10.0)).is_none());
+        assert!(skip_capture(Requested::Incremental, big, Some(30.0), true, Some(10.0)).is_none());
         // small tables: times too small to tell apart
-        assert!(skip_capture(Requested::Auto, 1_000, Some(30.0), Some(10.0)).is_none());
+        assert!(skip_capture(Requested::Auto, 1_000, Some(30.0), true, Some(10.0)).is_none());
     }
 }

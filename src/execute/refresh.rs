@@ -14,7 +14,7 @@ use std::time::Instant;
 
 use super::cache::{Cache, Compiled};
 use super::mode::{self, Mode, Requested};
-use super::{in_transaction, record_history, HistoryRow};
+use super::{elapsed_ms, in_transaction, record_history, HistoryRow};
 use crate::capture::batch_facts::BatchFacts;
 use crate::capture::{self, feeds, feeds::Feed, DeltaStats, Fresh, SourceKind};
 use crate::db::{Cells, Sql};
@@ -464,7 +464,7 @@ fn second_transaction(
         let diff_feeds: Vec<i64> = feeds.iter().filter(|f| matches!(f.kind, SourceKind::Diff)).map(|f| f.id).collect();
         match round.as_deref().and_then(|r| r.verdict(&diff_feeds)) {
             Some(verdict) => verdict,
-            None => mode::skip_capture(requested, rows_read, c.last_incremental_ms, c.last_full_ms),
+            None => mode::skip_capture(requested, rows_read, c.last_incremental_ms, c.incremental_ran, c.last_full_ms),
         }
     } else {
         None
@@ -497,7 +497,7 @@ fn second_transaction(
             readers,
             detach: skip.is_some(),
             reattach,
-            capture_ms: capture_started.elapsed().as_secs_f64() * 1000.0,
+            capture_ms: elapsed_ms(capture_started),
             t2_started,
         });
     }
@@ -558,7 +558,7 @@ fn second_transaction(
                 match capture::capture(db, &feed, &fresh_name, sizes[k]) {
                     Ok(fresh) => {
                         if let (Some(r), SourceKind::Diff) = (round.as_deref_mut(), &feed.kind) {
-                            r.diff_ms.insert(feed.id, capture_started.elapsed().as_secs_f64() * 1000.0);
+                            r.diff_ms.insert(feed.id, elapsed_ms(capture_started));
                         }
                         fresh
                     }
@@ -591,7 +591,7 @@ fn second_transaction(
         let bounded = capture::lake_state(&feed, &fresh);
         inputs.push(Input { round_owned, ..Input::new(feed, fresh, (delta, stats), bounded, switch_to) });
     }
-    let capture_ms = capture_started.elapsed().as_secs_f64() * 1000.0;
+    let capture_ms = elapsed_ms(capture_started);
     let mut shapes: Vec<DeltaShape> = c.leaf_table.iter().map(|&k| inputs[k].stats.shape()).collect();
     let (relations, fk_pruning, unpruned, covered) = if pruning {
         let relations = facts::proven_relations(&c.q, &c.fks);
@@ -1379,7 +1379,7 @@ fn finish(
     if is_noop(&p) {
         p.discard(db)?;
         let counts = p.counts();
-        return Ok((p, counts, started.elapsed().as_secs_f64() * 1000.0));
+        return Ok((p, counts, elapsed_ms(started)));
     }
     // This view writes: the round's later views read the feeds and cursors again.
     let mut round = round;
@@ -1446,13 +1446,13 @@ fn finish(
         }
         None => book.flush(db, &at.schema, &at.name, saved)?,
     }
-    let apply_ms = apply_started.elapsed().as_secs_f64() * 1000.0;
+    let apply_ms = elapsed_ms(apply_started);
     let counts = match p.mode {
         Mode::Incremental | Mode::GroupRecompute => p.counts(),
         // A recompute runs no term; terms_total still counts the view's terms.
         Mode::Full => TermCounts { total: p.c.q.term_count(), ..Default::default() },
     };
-    let total_ms = started.elapsed().as_secs_f64() * 1000.0;
+    let total_ms = elapsed_ms(started);
     let history = HistoryRow {
         view: &at,
         before_us: (p.t2_started - started).as_micros() as i64,
@@ -1480,7 +1480,7 @@ fn report(p: &Prepared, counts: TermCounts, started: Instant) -> RefreshReport {
         view: p.c.view.at.name.clone(),
         counts,
         delta_rows: p.delta_rows(),
-        duration_ms: started.elapsed().as_secs_f64() * 1000.0,
+        duration_ms: elapsed_ms(started),
         mode: p.mode,
     }
 }
@@ -1631,7 +1631,7 @@ fn refresh_once(db: &dyn Sql, cache: &mut Cache, name: &str, opts: Options) -> R
                 view: c.view.at.name.clone(),
                 counts,
                 delta_rows: 0,
-                duration_ms: started.elapsed().as_secs_f64() * 1000.0,
+                duration_ms: elapsed_ms(started),
                 mode: Mode::Incremental,
             });
         }
