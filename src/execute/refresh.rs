@@ -1542,8 +1542,9 @@ fn round_of_all(db: &dyn Sql, cache: &mut Cache, opts: Options, at: &mut Option<
         .collect())
 }
 
-/// `refresh(v)`: with `cascade`, first the maintained views v reads (and theirs), in dependency
-/// order and each once, each in its own refresh; then v. One report per view refreshed.
+/// `refresh(v)`: first the maintained views v reads (and theirs), in dependency order and each
+/// once, each in its own refresh; then v. One report per view refreshed. Without `cascade` only
+/// v's hidden stages are refreshed first: they are part of v, not views the user chose to read.
 pub fn refresh_cascade(
     db: &dyn Sql,
     cache: &mut Cache,
@@ -1552,9 +1553,7 @@ pub fn refresh_cascade(
     cascade: bool,
 ) -> Result<Vec<RefreshReport>> {
     let mut order = Vec::new();
-    if cascade {
-        upstream_order(db, cache, name, &mut order, 0)?;
-    }
+    upstream_order(db, cache, name, cascade, &mut order, 0)?;
     let mut reports = Vec::new();
     for up in &order {
         reports.push(refresh(db, cache, up, opts)?);
@@ -1563,8 +1562,16 @@ pub fn refresh_cascade(
     Ok(reports)
 }
 
-/// Appends the maintained views `name` reads, transitively, upstream first (each once).
-fn upstream_order(db: &dyn Sql, cache: &mut Cache, name: &str, order: &mut Vec<String>, depth: usize) -> Result<()> {
+/// Appends the maintained views `name` reads, transitively, upstream first (each once): all of
+/// them with `users`, else only the hidden stages (and the stages those read).
+fn upstream_order(
+    db: &dyn Sql,
+    cache: &mut Cache,
+    name: &str,
+    users: bool,
+    order: &mut Vec<String>,
+    depth: usize,
+) -> Result<()> {
     if depth > 64 {
         return Err(Error::Internal("maintained views read each other more than 64 deep".into()));
     }
@@ -1574,11 +1581,12 @@ fn upstream_order(db: &dyn Sql, cache: &mut Cache, name: &str, order: &mut Vec<S
     let (_, c, _) = cache.compiled(db, name)?;
     let main = cache.defaults(db)?.0;
     for up in &c.q.upstream {
-        if !up.catalog.eq_ignore_ascii_case(&main) {
+        let stage = up.schema.eq_ignore_ascii_case(feeds::SCHEMA);
+        if !up.catalog.eq_ignore_ascii_case(&main) || !(users || stage) {
             continue;
         }
         let up_name = format!("{}.{}", crate::render::ident(&up.schema), crate::render::ident(&up.name));
-        upstream_order(db, cache, &up_name, order, depth + 1)?;
+        upstream_order(db, cache, &up_name, users, order, depth + 1)?;
         if !order.contains(&up_name) {
             order.push(up_name);
         }
