@@ -156,11 +156,14 @@ pub fn refresh_in(db: &dyn Sql, cache: &mut Cache, name: &str, started: Instant)
     let total_ms = started.elapsed().as_secs_f64() * 1000.0;
     record_history(db, &HistoryRow::recompute(at, &mode_reason(&view), apply_ms, total_ms))?;
     Ok(RefreshReport {
+        schema: at.schema.clone(),
         view: at.name.clone(),
         counts: Default::default(),
         delta_rows: 0,
         duration_ms: started.elapsed().as_secs_f64() * 1000.0,
-        mode: Mode::Full,
+        mode: Some(Mode::Full),
+        mode_reason: mode_reason(&view),
+        error: None,
     })
 }
 
