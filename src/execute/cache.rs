@@ -515,6 +515,15 @@ impl Cache {
         }
     }
 
+    /// Forgets the view's last incremental refresh once it tracks its tables again: that refresh
+    /// stopped the tracking, and the next one is measured before auto decides again.
+    pub fn resumed(&mut self, key: &str) {
+        if let Some(c) = self.views.get_mut(key) {
+            c.last_incremental_ms = None;
+            c.last_incremental_capture_ms = None;
+        }
+    }
+
     /// How long the last capture of a diff feed took in a round (ms), for auto mode.
     pub fn diff_capture(&self, feed: i64) -> Option<f64> {
         self.diff_captures.get(&feed).copied()

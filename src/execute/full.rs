@@ -157,11 +157,14 @@ pub fn refresh_in(db: &dyn Sql, cache: &mut Cache, name: &str, started: Instant)
     let total_ms = elapsed_ms(started);
     record_history(db, &HistoryRow::recompute(at, &mode_reason(&view), apply_ms, total_ms))?;
     Ok(RefreshReport {
+        schema: at.schema.clone(),
         view: at.name.clone(),
         counts: Default::default(),
         delta_rows: 0,
         duration_ms: elapsed_ms(started),
-        mode: Mode::Full,
+        mode: Some(Mode::Full),
+        mode_reason: mode_reason(&view),
+        error: None,
     })
 }
 

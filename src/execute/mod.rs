@@ -788,15 +788,11 @@ fn attach(db: &dyn Sql, q: &ViewQuery, at: &Qualified, catalog: &str) -> Result<
 }
 
 /// Every maintained view, as `schema.name` in creation order.
-pub fn all_views(db: &dyn Sql) -> Result<Vec<String>> {
+pub fn all_views(db: &dyn Sql) -> Result<Vec<(String, String)>> {
     if !metadata_exists(db)? {
         return Ok(vec![]);
     }
-    ALL_VIEWS
-        .rows(db, [])?
-        .iter()
-        .map(|r| Ok(format!("{}.{}", render::ident(&r.text(0)?), render::ident(&r.text(1)?))))
-        .collect()
+    ALL_VIEWS.rows(db, []).and_then(|rows| rows.iter().map(|r| Ok((r.text(0)?, r.text(1)?))).collect())
 }
 
 /// Removes a view, its stored result and its cursors (and feeds no other view reads).

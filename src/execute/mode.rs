@@ -251,6 +251,45 @@ pub fn skip_capture(
     }
 }
 
+/// Why auto lets a view that stopped tracking its tables (`skip_capture`, `skip_shared_capture`)
+/// track them again at this refresh, or None to recompute once more. Its tables are not read to
+/// find whether anything changed: no exact check costs less than the diff tracking needs (row
+/// counts miss updates, DuckDB keeps no version per table, docs/statement-log.md), so each
+/// refresh recomputes. It resumes when the reason is gone: no table is read by the diff source
+/// any more (`diff`), the recompute reads fewer than `FULL_MIN_ROWS` rows, or (`alone`: a refresh
+/// of its own, not a round, whose shared diff is decided for all its views) the last incremental
+/// refresh's capture, which every incremental refresh pays whatever its batch, took less than
+/// the last recompute, so a small batch refreshes cheaper than a recompute. The refresh then
+/// recomputes and starts the view's change state at that state (exact); a batch dear again
+/// stops the tracking again after one incremental refresh.
+pub fn resume_tracking(
+    diff: bool,
+    rows_read: u64,
+    alone: bool,
+    last_capture: Option<f64>,
+    last_full: Option<f64>,
+) -> Option<String> {
+    let why = if !diff {
+        "no table of the view is read by the diff source any more".to_string()
+    } else if rows_read < FULL_MIN_ROWS {
+        format!("its tables hold fewer than {FULL_MIN_ROWS} rows")
+    } else {
+        match (alone, last_capture, last_full) {
+            (true, Some(capture), Some(full)) if capture < full => format!(
+                "the capture of its last incremental refresh took {capture:.1} ms, less than its last recompute \
+                 ({full:.1} ms), so a small batch is cheaper incrementally"
+            ),
+            _ => return None,
+        }
+    };
+    Some(format!("auto: the view tracks its tables again ({why}); recomputed once, incremental from the next refresh"))
+}
+
+/// Why a view that does not track its tables is recomputed (`resume_tracking` said no).
+pub const UNTRACKED: &str = "the view does not track its tables (auto found recomputing cheaper than capturing \
+    changes); recomputed at every refresh, also when nothing changed (no exact check that a table is unchanged \
+    costs less than the diff that tracking needs); refresh with mode := 'incremental' to track them again";
+
 /// A view of a round that reads a shared diff feed: its last recompute and its last incremental
 /// refresh less that refresh's capture (ms; None: not measured yet).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -415,6 +454,20 @@ mod tests {
         // no incremental apply measured yet: the whole recompute counts as saved
         let fresh = Reader { full: Some(60.0), apply: None };
         assert!(skip_shared_capture(Some(100.0), &[fresh, fresh], big).is_none());
+    }
+
+    #[test]
+    fn an_untracked_view_resumes_when_its_reason_is_gone() {
+        let big = 1_000_000;
+        assert!(resume_tracking(false, big, false, None, None).is_some());
+        assert!(resume_tracking(true, 1_000, false, None, None).is_some());
+        // a diff dearer than the recompute: a batch of any size loses
+        assert!(resume_tracking(true, big, true, Some(30.0), Some(10.0)).is_none());
+        // a cheap diff (the last batch's apply made it lose): resumes, but only alone
+        let why = resume_tracking(true, big, true, Some(5.0), Some(10.0)).unwrap();
+        assert!(why.contains("took 5.0 ms, less than its last recompute (10.0 ms)"), "{why}");
+        assert!(resume_tracking(true, big, false, Some(5.0), Some(10.0)).is_none());
+        assert!(resume_tracking(true, big, true, None, Some(10.0)).is_none());
     }
 
     #[test]

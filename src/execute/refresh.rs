@@ -117,10 +117,17 @@ pub struct Round {
 impl Round {
     /// Decides, for each diff feed that several of `views` read, whether the round captures it
     /// (see `mode::skip_shared_capture`).
-    fn decide_shared(db: &dyn Sql, cache: &mut Cache, views: &[String]) -> Result<HashMap<i64, Option<String>>> {
+    fn decide_shared(
+        db: &dyn Sql,
+        cache: &mut Cache,
+        views: &[ViewAt],
+        at: &mut Option<ViewAt>,
+    ) -> Result<HashMap<i64, Option<String>>> {
         let mut times: HashMap<(String, String), mode::Reader> = HashMap::new();
         let mut catalog = None;
-        for name in views {
+        for view in views {
+            *at = Some(view.clone());
+            let name = &view.to_string();
             if cache.strategy(db, name)? == Strategy::Full {
                 continue;
             }
@@ -133,6 +140,7 @@ impl Round {
             catalog.get_or_insert_with(|| c.view.at.catalog.clone());
             times.insert((c.view.at.schema.clone(), c.view.at.name.clone()), reader);
         }
+        *at = None;
         let Some(catalog) = catalog else { return Ok(HashMap::new()) };
         let mut out = HashMap::new();
         for (feed, readers) in feeds::with_readers(db, &catalog)? {
@@ -476,11 +484,22 @@ fn second_transaction(
             capture::discard(db, &i.fresh)?;
             drop_delta(db, i)?;
         }
-        let reattach = detached && requested == Requested::Incremental;
+        let resumed = match requested {
+            Requested::Auto if detached => mode::resume_tracking(
+                has_diff,
+                rows_read,
+                round.is_none(),
+                c.last_incremental_capture_ms,
+                c.last_full_ms,
+            ),
+            _ => None,
+        };
+        let reattach = detached && (requested == Requested::Incremental || resumed.is_some());
         let reason = match (&skip, reattach) {
             (Some(r), _) => r.clone(),
-            (None, true) => "the view tracks its tables again (mode := 'incremental'); recomputed once".into(),
-            (None, false) => "the view does not track its tables (auto chose recomputing earlier); recomputed".into(),
+            (None, true) => resumed
+                .unwrap_or_else(|| "the view tracks its tables again (mode := 'incremental'); recomputed once".into()),
+            (None, false) => mode::UNTRACKED.into(),
         };
         return Ok(Prepared {
             key,
@@ -1423,6 +1442,7 @@ fn finish(
         feeds::detach_view(db, &at.catalog, &at.schema, &at.name)?;
     } else if p.reattach {
         super::attach(db, &p.c.q, &at, &at.catalog)?;
+        cache.resumed(&p.key);
     }
     for i in p.inputs.iter_mut() {
         feeds::commit(db, &mut i.feed, &i.fresh, &at.schema, &at.name, true, !i.round_owned, Some(&mut book))?;
@@ -1476,27 +1496,116 @@ fn finish(
 }
 
 fn report(p: &Prepared, counts: TermCounts, started: Instant) -> RefreshReport {
+    let reason = if is_noop(p) { NOTHING_CHANGED.to_string() } else { p.reason.clone() };
     RefreshReport {
+        schema: p.c.view.at.schema.clone(),
         view: p.c.view.at.name.clone(),
         counts,
         delta_rows: p.delta_rows(),
         duration_ms: elapsed_ms(started),
-        mode: p.mode,
+        mode: Some(p.mode),
+        mode_reason: reason,
+        error: None,
+    }
+}
+
+/// The reason of a refresh that found nothing to apply.
+const NOTHING_CHANGED: &str = "nothing changed in the view's tables since its last refresh";
+
+/// What `openivm_refresh_all` does with a view that fails.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OnError {
+    /// Roll every view back and fail.
+    Fail,
+    /// Refresh and commit the others; report the failed views with their error.
+    Skip,
+}
+
+impl OnError {
+    pub fn parse(s: &str) -> Option<OnError> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "fail" => Some(OnError::Fail),
+            "skip" => Some(OnError::Skip),
+            _ => None,
+        }
+    }
+}
+
+/// A maintained view by schema and name (displayed quoted, as `cache` takes names).
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct ViewAt {
+    schema: String,
+    name: String,
+}
+
+impl std::fmt::Display for ViewAt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}.{}", crate::render::ident(&self.schema), crate::render::ident(&self.name))
     }
 }
 
 /// Refreshes every maintained view in one transaction, capturing each changed table once: the
-/// first view over a table captures it and logs the batch for the others.
-pub fn refresh_all(db: &dyn Sql, cache: &mut Cache, opts: Options) -> Result<Vec<RefreshReport>> {
-    super::widen::retrying(db, cache, |cache| {
-        let mut at = None;
-        round_of_all(db, cache, opts, &mut at).map_err(|e| (e, at))
-    })
+/// first view over a table captures it and logs the batch for the others. With `OnError::Skip`,
+/// a round that fails in a view is rolled back and run again without it (and without the views
+/// that read a hidden stage that failed, since the stage is part of them), until one commits;
+/// the failed views are reported last, with their error.
+pub fn refresh_all(db: &dyn Sql, cache: &mut Cache, opts: Options, on_error: OnError) -> Result<Vec<RefreshReport>> {
+    let mut failed: Vec<RefreshReport> = Vec::new();
+    loop {
+        let skipped: Vec<ViewAt> =
+            failed.iter().map(|r| ViewAt { schema: r.schema.clone(), name: r.view.clone() }).collect();
+        let outcome = super::widen::retrying_at(db, cache, |cache| {
+            let mut at = None;
+            round_of_all(db, cache, opts, &skipped, &mut at).map_err(|e| (e, at))
+        });
+        match outcome {
+            Ok(mut done) => {
+                done.append(&mut failed);
+                return Ok(done);
+            }
+            Err((e, Some(v))) if on_error == OnError::Skip && !skipped.contains(&v) => failed.push(RefreshReport {
+                schema: v.schema,
+                view: v.name,
+                counts: TermCounts::default(),
+                delta_rows: 0,
+                duration_ms: 0.0,
+                mode: None,
+                mode_reason: String::new(),
+                error: Some(e.to_string()),
+            }),
+            Err((e, _)) => return Err(e),
+        }
+    }
 }
 
-/// One round of `refresh_all`; `at`: the view it was refreshing when it failed.
-fn round_of_all(db: &dyn Sql, cache: &mut Cache, opts: Options, at: &mut Option<String>) -> Result<Vec<RefreshReport>> {
-    let views = super::all_views(db)?;
+/// Fails a view that reads a hidden stage among the views `skipped`: the stage is part of it.
+fn failed_stage(c: &Compiled, skipped: &[ViewAt]) -> Result<()> {
+    let failed = |u: &&crate::ir::TableId| {
+        u.schema == feeds::SCHEMA && skipped.iter().any(|s| s.schema == u.schema && s.name == u.name)
+    };
+    match c.q.upstream.iter().find(failed) {
+        Some(stage) => Err(Error::InvalidArgument(format!(
+            "its hidden stage {}.{} failed to refresh (see that row)",
+            stage.schema, stage.name
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// One round of `refresh_all`, without the views `skipped`; `at`: the view it was refreshing
+/// when it failed.
+fn round_of_all(
+    db: &dyn Sql,
+    cache: &mut Cache,
+    opts: Options,
+    skipped: &[ViewAt],
+    at: &mut Option<ViewAt>,
+) -> Result<Vec<RefreshReport>> {
+    let views: Vec<ViewAt> = super::all_views(db)?
+        .into_iter()
+        .map(|(schema, name)| ViewAt { schema, name })
+        .filter(|v| !skipped.contains(v))
+        .collect();
     let mut done = Vec::new();
     let auto = requested_mode(&cache.settings(db)?, &opts) == Requested::Auto;
     cache.begin_round();
@@ -1507,10 +1616,11 @@ fn round_of_all(db: &dyn Sql, cache: &mut Cache, opts: Options, at: &mut Option<
         }
         let mut round = Round::default();
         if auto {
-            round.shared = Round::decide_shared(db, cache, &views)?;
+            round.shared = Round::decide_shared(db, cache, &views, at)?;
         }
-        for name in &views {
-            *at = Some(name.clone());
+        for view in &views {
+            *at = Some(view.clone());
+            let name = &view.to_string();
             let started = Instant::now();
             if cache.strategy(db, name)? == Strategy::Full {
                 let r = super::full::refresh_in(db, cache, name, started)?;
@@ -1518,6 +1628,7 @@ fn round_of_all(db: &dyn Sql, cache: &mut Cache, opts: Options, at: &mut Option<
                 continue;
             }
             let (key, c, sizes) = cache.compiled(db, name)?;
+            failed_stage(&c, skipped)?;
             let settings = cache.settings(db)?;
             let requested = requested_mode(&settings, &opts);
             let pruning = opts.fk_pruning.unwrap_or(settings.fk_pruning);
@@ -1546,8 +1657,9 @@ fn round_of_all(db: &dyn Sql, cache: &mut Cache, opts: Options, at: &mut Option<
         .collect())
 }
 
-/// `refresh(v)`: with `cascade`, first the maintained views v reads (and theirs), in dependency
-/// order and each once, each in its own refresh; then v. One report per view refreshed.
+/// `refresh(v)`: first the maintained views v reads (and theirs), in dependency order and each
+/// once, each in its own refresh; then v. One report per view refreshed. Without `cascade` only
+/// v's hidden stages are refreshed first: they are part of v, not views the user chose to read.
 pub fn refresh_cascade(
     db: &dyn Sql,
     cache: &mut Cache,
@@ -1556,9 +1668,7 @@ pub fn refresh_cascade(
     cascade: bool,
 ) -> Result<Vec<RefreshReport>> {
     let mut order = Vec::new();
-    if cascade {
-        upstream_order(db, cache, name, &mut order, 0)?;
-    }
+    upstream_order(db, cache, name, cascade, &mut order, 0)?;
     let mut reports = Vec::new();
     for up in &order {
         reports.push(refresh(db, cache, up, opts)?);
@@ -1567,8 +1677,16 @@ pub fn refresh_cascade(
     Ok(reports)
 }
 
-/// Appends the maintained views `name` reads, transitively, upstream first (each once).
-fn upstream_order(db: &dyn Sql, cache: &mut Cache, name: &str, order: &mut Vec<String>, depth: usize) -> Result<()> {
+/// Appends the maintained views `name` reads, transitively, upstream first (each once): all of
+/// them with `users`, else only the hidden stages (and the stages those read).
+fn upstream_order(
+    db: &dyn Sql,
+    cache: &mut Cache,
+    name: &str,
+    users: bool,
+    order: &mut Vec<String>,
+    depth: usize,
+) -> Result<()> {
     if depth > 64 {
         return Err(Error::Internal("maintained views read each other more than 64 deep".into()));
     }
@@ -1578,11 +1696,12 @@ fn upstream_order(db: &dyn Sql, cache: &mut Cache, name: &str, order: &mut Vec<S
     let (_, c, _) = cache.compiled(db, name)?;
     let main = cache.defaults(db)?.0;
     for up in &c.q.upstream {
-        if !up.catalog.eq_ignore_ascii_case(&main) {
+        let stage = up.schema.eq_ignore_ascii_case(feeds::SCHEMA);
+        if !up.catalog.eq_ignore_ascii_case(&main) || !(users || stage) {
             continue;
         }
         let up_name = format!("{}.{}", crate::render::ident(&up.schema), crate::render::ident(&up.name));
-        upstream_order(db, cache, &up_name, order, depth + 1)?;
+        upstream_order(db, cache, &up_name, users, order, depth + 1)?;
         if !order.contains(&up_name) {
             order.push(up_name);
         }
@@ -1591,11 +1710,17 @@ fn upstream_order(db: &dyn Sql, cache: &mut Cache, name: &str, order: &mut Vec<S
 }
 
 pub struct RefreshReport {
+    pub schema: String,
     pub view: String,
     pub counts: TermCounts,
     pub delta_rows: i64,
     pub duration_ms: f64,
-    pub mode: Mode,
+    /// None: the view was not refreshed (`error`).
+    pub mode: Option<Mode>,
+    /// Why the refresh took its mode (as in the history's `reason`).
+    pub mode_reason: String,
+    /// Why the view failed, in `openivm_refresh_all(on_error := 'skip')`.
+    pub error: Option<String>,
 }
 
 pub fn refresh(db: &dyn Sql, cache: &mut Cache, name: &str, opts: Options) -> Result<RefreshReport> {
@@ -1628,11 +1753,14 @@ fn refresh_once(db: &dyn Sql, cache: &mut Cache, name: &str, opts: Options) -> R
         Err(First::NothingToDo { c }) => {
             let counts = TermCounts { total: c.q.term_count(), empty_skipped: c.q.term_count(), ..Default::default() };
             return Ok(RefreshReport {
+                schema: c.view.at.schema.clone(),
                 view: c.view.at.name.clone(),
                 counts,
                 delta_rows: 0,
                 duration_ms: elapsed_ms(started),
-                mode: Mode::Incremental,
+                mode: Some(Mode::Incremental),
+                mode_reason: NOTHING_CHANGED.into(),
+                error: None,
             });
         }
         Err(First::Go(go)) => go,

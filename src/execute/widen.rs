@@ -39,17 +39,28 @@ pub fn sums(db: &dyn Sql, cache: &mut Cache, name: &str) -> Result<bool> {
 pub fn retrying<T>(
     db: &dyn Sql,
     cache: &mut Cache,
-    mut call: impl FnMut(&mut Cache) -> std::result::Result<T, (Error, Option<String>)>,
+    call: impl FnMut(&mut Cache) -> std::result::Result<T, (Error, Option<String>)>,
 ) -> Result<T> {
+    retrying_at(db, cache, call).map_err(|(e, _)| e)
+}
+
+/// `retrying`, whose error keeps the view it names (`V` displays as the view's name).
+pub fn retrying_at<T, V: std::fmt::Display>(
+    db: &dyn Sql,
+    cache: &mut Cache,
+    mut call: impl FnMut(&mut Cache) -> std::result::Result<T, (Error, Option<V>)>,
+) -> std::result::Result<T, (Error, Option<V>)> {
     loop {
         match call(cache) {
             Ok(v) => return Ok(v),
             Err((e @ Error::Sql { kind: SqlErrorKind::Conversion, .. }, Some(view))) => {
-                if !sums(db, cache, &view)? {
-                    return Err(e);
+                match sums(db, cache, &view.to_string()) {
+                    Ok(true) => {}
+                    Ok(false) => return Err((e, Some(view))),
+                    Err(e) => return Err((e, Some(view))),
                 }
             }
-            Err((e, _)) => return Err(e),
+            Err(failed) => return Err(failed),
         }
     }
 }

@@ -37,7 +37,10 @@ fn report_row(r: refresh::RefreshReport) -> Vec<Value> {
         Value::Int(r.counts.run as i64),
         Value::Int(r.delta_rows),
         Value::Double(r.duration_ms),
-        Value::Text(r.mode.as_str().to_string()),
+        r.mode.map_or(Value::Null, |m| Value::Text(m.as_str().to_string())),
+        if r.mode.is_some() { Value::Text(r.mode_reason) } else { Value::Null },
+        Value::Text(r.schema),
+        r.error.map_or(Value::Null, Value::Text),
     ]
 }
 
@@ -51,10 +54,21 @@ fn refresh_one(inst: &Call, args: &Args) -> Result<Rows> {
     Ok(r.into_iter().map(report_row).collect())
 }
 
+fn on_error(args: &Args) -> Result<refresh::OnError> {
+    match args.named_text("on_error") {
+        None => Ok(refresh::OnError::Fail),
+        Some(v) => refresh::OnError::parse(v)
+            .ok_or_else(|| Error::InvalidArgument(format!("on_error takes 'fail' or 'skip', not '{v}'"))),
+    }
+}
+
 fn refresh_all(inst: &Call, args: &Args) -> Result<Rows> {
     let opts = options(args)?;
+    let on_error = on_error(args)?;
     let reports = inst.with_session(|db, s| {
-        s.in_named_database(db, args.named_text("database"), |db, cache, _| refresh::refresh_all(db, cache, opts))
+        s.in_named_database(db, args.named_text("database"), |db, cache, _| {
+            refresh::refresh_all(db, cache, opts, on_error)
+        })
     })?;
     Ok(reports.into_iter().map(report_row).collect())
 }
@@ -310,6 +324,11 @@ fn valid_mode(_: &Instance, args: &Args) -> Result<()> {
     options(args).map(|_| ())
 }
 
+fn valid_refresh_all(inst: &Instance, args: &Args) -> Result<()> {
+    valid_mode(inst, args)?;
+    on_error(args).map(|_| ())
+}
+
 fn known_view_and_mode(inst: &Instance, args: &Args) -> Result<()> {
     valid_mode(inst, args)?;
     known_view(inst, args)
@@ -324,6 +343,9 @@ const REFRESH_COLUMNS: &[(&str, T)] = &[
     ("delta_rows", T::BigInt),
     ("duration_ms", T::Double),
     ("mode", T::Varchar),
+    ("mode_reason", T::Varchar),
+    ("view_schema", T::Varchar),
+    ("error", T::Varchar),
 ];
 
 const FK_COLUMNS: &[(&str, T)] = &[
@@ -373,10 +395,10 @@ pub static SPECS: &[Spec] = &[
         params: &[],
         nullable: &[],
         named_flags: &["fk_pruning"],
-        named_text: &["mode", "database"],
+        named_text: &["mode", "database", "on_error"],
         columns: REFRESH_COLUMNS,
         run: refresh_all,
-        validate: Some(valid_mode),
+        validate: Some(valid_refresh_all),
     },
     Spec {
         name: "openivm_drop",
