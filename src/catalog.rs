@@ -15,12 +15,18 @@ use crate::sql::catalog::COLUMNS;
 use crate::sql::catalog::DEFAULTS;
 use crate::sql::catalog::FUNCTION;
 use crate::sql::catalog::MAIN_TABLE_EXISTS;
+use crate::sql::catalog::METADATA_TABLE_EXISTS;
 use crate::sql::catalog::RELATIONS_NAMED;
 use crate::sql::catalog::VIEW_DEFINITION;
 
 /// Whether one of the extension's metadata tables exists yet.
 pub fn main_table_exists(db: &dyn Sql, name: &str) -> Result<bool> {
     Ok(MAIN_TABLE_EXISTS.scalar_int(db, [name])? > 0)
+}
+
+/// Whether the metadata table `name` exists in the attached database `catalog`.
+pub fn metadata_table_exists(db: &dyn Sql, catalog: &str, name: &str) -> Result<bool> {
+    Ok(METADATA_TABLE_EXISTS.scalar_int(db, [catalog, name])? > 0)
 }
 
 /// Splits a possibly qualified, possibly quoted name (`s."My View"`) into its parts.

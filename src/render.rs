@@ -1416,6 +1416,23 @@ pub fn find_generation(catalog: &str) -> String {
     )
 }
 
+/// The trusted RELY foreign keys kept in the metadata of the database `catalog`, both endpoints
+/// fully qualified (rows without a catalog or schema, written by hand or by earlier versions, are
+/// never used). Catalogs as stored there (see src/home.rs).
+pub fn rely_declarations(catalog: &str) -> String {
+    let cache =
+        Qualified { catalog: catalog.to_string(), schema: "main".into(), name: "openivm_constraints_cache".into() };
+    format!(
+        "SELECT child_catalog, child_schema, child_table, child_columns, \
+         parent_catalog, parent_schema, parent_table, parent_columns, \
+         coalesce(child_token, ''), coalesce(parent_token, '') FROM {} \
+         WHERE constraint_kind = 'RELY_FK' AND is_trusted \
+         AND child_catalog IS NOT NULL AND child_schema IS NOT NULL \
+         AND parent_catalog IS NOT NULL AND parent_schema IS NOT NULL",
+        cache.sql()
+    )
+}
+
 pub fn comment_on_view(v: &Qualified, comment: &str) -> String {
     format!("COMMENT ON VIEW {} IS {}", v.sql(), literal(comment))
 }

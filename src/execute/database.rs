@@ -97,7 +97,9 @@ impl Session {
             db.use_database(target)?;
             self.switched = true;
         }
-        let out = f(db, self.caches.entry(target.to_lowercase()).or_default(), name);
+        let cache = self.caches.entry(target.to_lowercase()).or_default();
+        cache.set_declared_in(home);
+        let out = f(db, cache, name);
         if !away {
             return out;
         }
