@@ -342,8 +342,8 @@ impl Catalog for SqlCatalog<'_> {
         let Some(sql) = VIEW_DEFINITION.scalar(self.db, [&id.catalog, &id.schema, &id.name])? else {
             return Ok(None);
         };
-        // A view of this database's metadata is maintained, whatever its query's form (an
-        // ordered one filters by row_number(), which a view query may not use).
+        // A view of this database's metadata is maintained, whatever its query's form (it
+        // reads openivm's stored result, in forms a view query may not use).
         if id.catalog == self.defaults()?.0
             && main_table_exists(self.db, "openivm_views")?
             && !crate::sql::views::FIND.rows(self.db, [&id.schema, &id.name])?.is_empty()
