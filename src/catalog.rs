@@ -16,6 +16,7 @@ use crate::sql::catalog::DEFAULTS;
 use crate::sql::catalog::FUNCTION;
 use crate::sql::catalog::MAIN_TABLE_EXISTS;
 use crate::sql::catalog::PLAN_TREE;
+use crate::sql::catalog::METADATA_TABLE_EXISTS;
 use crate::sql::catalog::RELATIONS_NAMED;
 use crate::sql::catalog::VIEW_DEFINITION;
 
@@ -43,6 +44,11 @@ fn collations(plan: &serde_json::Value) -> Vec<(String, String)> {
         Value::Object(o) => o.values().map(collations).find(|c| !c.is_empty()).unwrap_or_default(),
         _ => vec![],
     }
+}
+
+/// Whether the metadata table `name` exists in the attached database `catalog`.
+pub fn metadata_table_exists(db: &dyn Sql, catalog: &str, name: &str) -> Result<bool> {
+    Ok(METADATA_TABLE_EXISTS.scalar_int(db, [catalog, name])? > 0)
 }
 
 /// Splits a possibly qualified, possibly quoted name (`s."My View"`) into its parts.
@@ -374,8 +380,8 @@ impl Catalog for SqlCatalog<'_> {
         let Some(sql) = VIEW_DEFINITION.scalar(self.db, [&id.catalog, &id.schema, &id.name])? else {
             return Ok(None);
         };
-        // A view of this database's metadata is maintained, whatever its query's form (an
-        // ordered one filters by row_number(), which a view query may not use).
+        // A view of this database's metadata is maintained, whatever its query's form (it
+        // reads openivm's stored result, in forms a view query may not use).
         if id.catalog == self.defaults()?.0
             && main_table_exists(self.db, "openivm_views")?
             && !crate::sql::views::FIND.rows(self.db, [&id.schema, &id.name])?.is_empty()

@@ -36,10 +36,10 @@ pub fn catalog_foreign_keys(db: &dyn Sql, tables: &[TableId]) -> Result<Vec<Fore
     Ok(out)
 }
 
-/// Every foreign-key fact that applies to a view over `tables` (`main`: the database holding the
-/// metadata).
-pub fn foreign_keys(db: &dyn Sql, main: &str, tables: &[TableId]) -> Result<Vec<ForeignKey>> {
+/// Every foreign-key fact that applies to a view over `tables` (`metadata`: the databases whose
+/// metadata may hold RELY declarations, see `rely::valid_declarations`).
+pub fn foreign_keys(db: &dyn Sql, metadata: &[&str], tables: &[TableId]) -> Result<Vec<ForeignKey>> {
     let mut fks = catalog_foreign_keys(db, tables)?;
-    fks.extend(crate::rely::valid_declarations(db, main, tables)?);
+    fks.extend(crate::rely::valid_declarations(db, metadata, tables)?);
     Ok(fks)
 }

@@ -35,7 +35,6 @@ use crate::render;
 use crate::sql::facts::COLUMN_COMMENTS;
 use crate::sql::facts::GENERATIONS_EXISTS;
 use crate::sql::facts::NEW_TOKEN;
-use crate::sql::facts::RELY_DECLARATIONS as DECLARATIONS;
 use crate::sql::facts::RELY_DELETE as DELETE;
 use crate::sql::facts::RELY_INSERT as INSERT;
 use crate::sql::facts::RELY_REVOKE as REVOKE;
@@ -359,7 +358,7 @@ pub fn revoke(
         let lake_ids = lake_table_ids(db, &[child_id.clone(), parent_id.clone()])?;
         in_transaction(db, || {
             let mut gone = false;
-            for r in DECLARATIONS.rows(db, [])? {
+            for r in declarations_in(db, &main)? {
                 let (named_child, named_parent) = declared_endpoints(&main, &r)?;
                 let child = live_endpoint(&lake_ids, named_child.clone(), &r.text(8)?);
                 let parent = live_endpoint(&lake_ids, named_parent.clone(), &r.text(9)?);
@@ -382,12 +381,21 @@ pub fn revoke(
     Ok((declared, gone))
 }
 
-/// The RELY foreign keys between tables of `tables` that are still valid for the tables'
-/// current incarnations (`main`: the database holding the metadata).
-pub fn valid_declarations(db: &dyn Sql, main: &str, tables: &[TableId]) -> Result<Vec<ForeignKey>> {
-    if !crate::catalog::main_table_exists(db, "openivm_constraints_cache")? {
+/// The declaration rows kept in the metadata of the database `catalog` (none before its first
+/// declaration).
+fn declarations_in(db: &dyn Sql, catalog: &str) -> Result<Vec<crate::db::Row>> {
+    if !crate::catalog::metadata_table_exists(db, catalog, "openivm_constraints_cache")? {
         return Ok(vec![]);
     }
+    db.query_with(&render::rely_declarations(catalog), &[])
+}
+
+/// The RELY foreign keys between tables of `tables` that are still valid for the tables'
+/// current incarnations, from the metadata of each database of `metadata` (the view's own and
+/// the one openivm was loaded into, where `openivm_declare_rely_fk` stores them). A declaration
+/// names tables: each row is read with its own metadata's database as the home (src/home.rs),
+/// so it is matched to the view's tables by what it names wherever the view is kept.
+pub fn valid_declarations(db: &dyn Sql, metadata: &[&str], tables: &[TableId]) -> Result<Vec<ForeignKey>> {
     let cat = SqlCatalog::new(db);
     let still = |t: &TableId, keys: &[String], token: &str| -> Result<bool> {
         let cols = cat.columns(t)?;
@@ -395,8 +403,16 @@ pub fn valid_declarations(db: &dyn Sql, main: &str, tables: &[TableId]) -> Resul
     };
     // The view's DuckLake tables by table id: their declarations follow them through renames.
     let lake_ids = lake_table_ids(db, tables)?;
-    let mut out = Vec::new();
-    for r in DECLARATIONS.rows(db, [])? {
+    let mut out: Vec<ForeignKey> = Vec::new();
+    let mut seen: Vec<&str> = Vec::new();
+    let mut rows = Vec::new();
+    for m in metadata {
+        if !seen.iter().any(|s| s.eq_ignore_ascii_case(m)) {
+            seen.push(m);
+            rows.extend(declarations_in(db, m)?.into_iter().map(|r| (*m, r)));
+        }
+    }
+    for (main, r) in rows {
         let (child_token, parent_token) = (r.text(8)?, r.text(9)?);
         let (child, parent) = declared_endpoints(main, &r)?;
         let (child, parent) =
@@ -405,7 +421,13 @@ pub fn valid_declarations(db: &dyn Sql, main: &str, tables: &[TableId]) -> Resul
             continue;
         }
         let (child_columns, parent_columns) = (r.json_list(3)?, r.json_list(7)?);
-        if still(&child, &child_columns, &child_token)? && still(&parent, &parent_columns, &parent_token)? {
+        let known = out.iter().any(|f| {
+            f.child == child
+                && f.parent == parent
+                && f.child_columns == child_columns
+                && f.parent_columns == parent_columns
+        });
+        if !known && still(&child, &child_columns, &child_token)? && still(&parent, &parent_columns, &parent_token)? {
             out.push(ForeignKey { child, child_columns, parent, parent_columns, source: FactSource::Rely });
         }
     }

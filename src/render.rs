@@ -1161,6 +1161,15 @@ pub fn visible_view(q: &ViewQuery, data: &Qualified, outputs: &[OutputColumn], s
 /// The rows a view shows, read from `from` (its stored result, or a part of it as a
 /// parenthesized SELECT): what `visible_view` shows of those stored rows.
 pub fn visible_rows(q: &ViewQuery, from: &str, outputs: &[OutputColumn], sum_kinds: &[SumKind]) -> String {
+    let p = &q.presentation;
+    // DuckDB's row-group pruner (1.5.5 and 2.0.1) serves an ORDER BY ... LIMIT whose first key is
+    // a stored column from the row groups whose statistics promise the first rows, trusting that
+    // the rows behind a row group's min and max are still there. A merge or a recompute deletes
+    // rows of the stored result, and a checkpointed row group keeps their statistics, so the
+    // pruner could skip the row groups holding the rows the view shows (LIMIT 1 gave no row).
+    // It does not prune a scan that has a filter: every stored row has a count of at least 0.
+    let top_n = !p.order_by.is_empty() && !p.distinct && (p.limit.is_some() || p.offset.is_some());
+    let from = if top_n { format!("{from} WHERE {} >= 0", ident(stored::COUNT)) } else { from.to_string() };
     let exprs: Vec<Expr> = match &q.shape {
         Shape::Grouped { outputs, .. } => outputs.clone(),
         Shape::Bag { outputs, .. } => (0..outputs.len()).map(|i| Expr::column(&stored::group(i))).collect(),
@@ -1222,7 +1231,6 @@ pub fn visible_rows(q: &ViewQuery, from: &str, outputs: &[OutputColumn], sum_kin
             c = ident(stored::COUNT)
         ),
     };
-    let p = &q.presentation;
     let distinct = if p.distinct { "DISTINCT " } else { "" };
     let mut sql = format!("SELECT {distinct}{select} FROM ({inner}) AS openivm_r");
     if let Some(h) = &p.having {
@@ -1236,20 +1244,6 @@ pub fn visible_rows(q: &ViewQuery, from: &str, outputs: &[OutputColumn], sum_kin
             };
             format!("{key}{}", order_suffix(o.descending, o.nulls_first))
         });
-        // An ordered LIMIT/OFFSET is a row_number() filter, not DuckDB's Top-N: on 1.5.5 a Top-N
-        // over a table whose row groups still carry the statistics of deleted rows (as a
-        // stored result has after a merge deleted groups or a recompute replaced them) can
-        // return no row at all (seen with LIMIT 1; a CHECKPOINT cures it).
-        if !p.distinct && (p.limit.is_some() || p.offset.is_some()) {
-            let rank = format!("row_number() OVER (ORDER BY {keys})");
-            let from = p.offset.unwrap_or(0);
-            let mut cond = format!("{rank} > {from}");
-            if let Some(n) = p.limit {
-                cond.push_str(&format!(" AND {rank} <= {}", from.saturating_add(n)));
-            }
-            sql.push_str(&format!(" QUALIFY {cond} ORDER BY {keys}"));
-            return sql;
-        }
         sql.push_str(&format!(" ORDER BY {keys}"));
     }
     if let Some(n) = p.limit {
@@ -1440,6 +1434,23 @@ pub fn find_generation(catalog: &str) -> String {
     format!(
         "SELECT columns_signature FROM {} WHERE table_schema = ? AND table_name = ? AND token = ?",
         generations_table(catalog).sql()
+    )
+}
+
+/// The trusted RELY foreign keys kept in the metadata of the database `catalog`, both endpoints
+/// fully qualified (rows without a catalog or schema, written by hand or by earlier versions, are
+/// never used). Catalogs as stored there (see src/home.rs).
+pub fn rely_declarations(catalog: &str) -> String {
+    let cache =
+        Qualified { catalog: catalog.to_string(), schema: "main".into(), name: "openivm_constraints_cache".into() };
+    format!(
+        "SELECT child_catalog, child_schema, child_table, child_columns, \
+         parent_catalog, parent_schema, parent_table, parent_columns, \
+         coalesce(child_token, ''), coalesce(parent_token, '') FROM {} \
+         WHERE constraint_kind = 'RELY_FK' AND is_trusted \
+         AND child_catalog IS NOT NULL AND child_schema IS NOT NULL \
+         AND parent_catalog IS NOT NULL AND parent_schema IS NOT NULL",
+        cache.sql()
     )
 }
 

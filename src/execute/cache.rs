@@ -100,6 +100,9 @@ pub struct Cache {
     /// The catalog as a round of refreshes read it (None outside a round: every refresh reads
     /// the catalog of its own transaction).
     round: Option<CatalogSnapshot>,
+    /// The database openivm was loaded into, where `openivm_declare_rely_fk` keeps declarations
+    /// (None: not known; only this database's metadata is read).
+    declared_in: Option<String>,
 }
 
 /// A table's or view's state: (oid, definition, appended-row count; 0 for a view).
@@ -347,6 +350,15 @@ impl Cache {
         Ok(key_of(&view_location(&self.defaults(db)?, name)?))
     }
 
+    /// Notes the database openivm was loaded into (the session's home), whose declarations
+    /// apply to this database's views too.
+    pub fn set_declared_in(&mut self, home: &str) {
+        if self.declared_in.as_deref() != Some(home) {
+            self.declared_in = Some(home.to_string());
+            self.views.clear();
+        }
+    }
+
     pub fn defaults(&mut self, db: &dyn Sql) -> Result<(String, String)> {
         if let Some(d) = &self.defaults {
             return Ok(d.clone());
@@ -466,7 +478,8 @@ impl Cache {
             .map(|l| tables.iter().position(|t| t == &l.table))
             .collect::<Option<Vec<usize>>>()
             .ok_or_else(|| Error::Internal("a leaf's table is not among the view's tables".into()))?;
-        let fks = fk_sources::foreign_keys(db, &defaults.0, &tables)?;
+        let metadata: Vec<&str> = std::iter::once(defaults.0.as_str()).chain(self.declared_in.as_deref()).collect();
+        let fks = fk_sources::foreign_keys(db, &metadata, &tables)?;
         let mut sources = declare::sources(db, &defaults.0, &tables, &all_columns)?;
         super::chain_sources(db, &defaults.0, &q, &tables, &mut sources)?;
         let now = states_in(db, &tables, self.round.as_mut().unwrap_or(&mut own)).map_err(|e| restale(e, name))?;

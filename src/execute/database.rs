@@ -106,6 +106,7 @@ impl Session {
         }
         let cache = self.caches.entry(target.to_lowercase()).or_default();
         cache.caller = self.caller.clone();
+        cache.set_declared_in(home);
         let out = f(db, cache, name);
         if !away {
             return out;

@@ -175,6 +175,34 @@ class DuckLakeRelyTest(unittest.TestCase):
             self.assertEqual(mismatches(con, "by_product", renamed), 0)
             con.close()
 
+    def test_a_declaration_prunes_wherever_the_view_is_kept(self):
+        """The reference example with the declaration made in the in-memory database, where
+        openivm was loaded, and the view kept there, in the lake and in an attached DuckDB file:
+        a declaration names tables, so each view sees it and the mixed batch (a dimension insert,
+        a fact insert, a fact delete) prunes the same terms; every refresh exact."""
+        with tempfile.TemporaryDirectory() as tmp:
+            con = connect()
+            setup(con, tmp)
+            con.execute(f"ATTACH '{tmp}/other.db' AS other")
+            con.execute("SELECT * FROM openivm_declare_rely_fk('lake.fact_sales', 'product_id', "
+                        "'lake.dim_product', 'product_id')").fetchall()
+            views = ["sales_by_product", "lake.main.sales_by_product", "other.main.sales_by_product"]
+            for v in views:
+                con.execute("SELECT * FROM openivm_create(?, ?)", [v, SALES])
+            for pid, sid in ((98, 2), (97, 3)):
+                mixed_batch(con, pid, sid)
+                for v in views:
+                    self.assertEqual(terms(refresh(con, v)), (3, 2, 0, 1), f"{v} after batch {pid}")
+                    self.assertEqual(mismatches(con, v, SALES), 0, v)
+            # revoked in the database it was declared in: no view prunes any more
+            con.execute("SELECT * FROM openivm_revoke_rely_fk('lake.fact_sales', 'product_id', "
+                        "'lake.dim_product', 'product_id')").fetchall()
+            mixed_batch(con, 96, 100 + 98)
+            for v in views:
+                self.assertEqual(terms(refresh(con, v)), (2, 0, 0, 2), v)
+                self.assertEqual(mismatches(con, v, SALES), 0, v)
+            con.close()
+
     def test_group_attributes_of_lake_tables_are_looked_up(self):
         """A view in the main database grouped by a lake customer's key and attributes: while the
         customers and nations do not change, its terms leave them out and look them up for new
