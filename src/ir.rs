@@ -358,6 +358,27 @@ impl ViewQuery {
         }
     }
 
+    /// Whether a group key reads a collated column: DuckDB shows a group of spellings equal
+    /// under the collation ('a', 'A' under NOCASE) by one of its rows' spellings, which a delete
+    /// can take away from the stored group.
+    pub fn has_collated_keys(&self) -> bool {
+        let Shape::Grouped { keys, .. } = &self.shape else { return false };
+        let collated = |leaf: usize, column: &str| {
+            self.leaves.get(leaf).is_some_and(|l| {
+                l.columns.iter().any(|c| c.name.eq_ignore_ascii_case(column) && c.collation.is_some())
+            })
+        };
+        keys.iter().any(|k| {
+            let mut found = false;
+            k.visit(&mut |e| {
+                if let Expr::Bound { leaf, column } = e {
+                    found |= collated(*leaf, column);
+                }
+            });
+            found
+        })
+    }
+
     /// Whether a leaf's table has a collated column (whose outputs DuckDB may type collated).
     pub fn reads_collated(&self) -> bool {
         self.leaves.iter().any(|l| l.columns.iter().any(|c| c.collation.is_some()))

@@ -90,6 +90,12 @@ pub fn recomputed_per_group(q: &ViewQuery, deletes: bool) -> Option<String> {
             aggregate_names(&extrema)
         ));
     }
+    if deletes && q.has_collated_keys() {
+        parts.push(
+            "a group key under a collation (a table had rows deleted or updated: the spelling a group shows may have gone)"
+                .into(),
+        );
+    }
     (!parts.is_empty()).then(|| parts.join("; "))
 }
 
