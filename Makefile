@@ -9,6 +9,8 @@ VENV         := .venv
 VENV_PY      := $(VENV)/bin/python
 DUCKDB_CLI   := $(VENV)/bin/duckdb
 EXTENSION    := build/release/$(EXT_NAME).duckdb_extension
+# The PRAGMA companion (pragma/): loaded by the main file on DuckDB $(shell cat pragma/DUCKDB_VERSION) only.
+COMPANION    := build/release/$(EXT_NAME)_pragma.duckdb_extension
 DEBUG_EXT    := build/debug/$(EXT_NAME).duckdb_extension
 VENV_STAMP   := $(VENV)/.installed
 VENV2        := .venv-duckdb2
@@ -25,12 +27,18 @@ BATCHES      ?= 500
 
 all: release
 
-release: $(EXTENSION)
+release: $(EXTENSION) $(COMPANION)
 
 $(EXTENSION): $(shell find src sql -type f) Cargo.toml build.rs C_API_VERSION tools/append_footer.py $(VENV_STAMP)
 	cargo build --release
 	@mkdir -p build/release
 	$(VENV_PY) tools/append_footer.py target/release/lib$(EXT_NAME).so $@ $(EXT_VERSION) $(PLATFORM)
+
+# Its own Cargo workspace, so that its libduckdb-sys (2.0.1's v2 API) never unifies with the main crate's.
+$(COMPANION): $(shell find pragma/src -type f) pragma/Cargo.toml pragma/Cargo.lock pragma/DUCKDB_VERSION tools/append_footer.py $(VENV_STAMP)
+	cargo build --release --manifest-path pragma/Cargo.toml
+	@mkdir -p build/release
+	$(VENV_PY) tools/append_footer.py --unstable pragma/target/release/lib$(EXT_NAME)_pragma.so $@ $(EXT_VERSION) $(PLATFORM)
 
 debug:
 	cargo build
@@ -120,4 +128,5 @@ bench-quick: release $(BENCH_STAMP)
 
 clean:
 	cargo clean
+	cargo clean --manifest-path pragma/Cargo.toml
 	rm -rf build

@@ -31,6 +31,11 @@ pub fn literal(s: &str) -> String {
     format!("'{}'", s.replace('\'', "''"))
 }
 
+/// `LOAD` of the extension file at `path`.
+pub fn load_extension(path: &str) -> String {
+    format!("LOAD {}", literal(path))
+}
+
 pub fn table(id: &TableId) -> String {
     format!("{}.{}.{}", ident(&id.catalog), ident(&id.schema), ident(&id.name))
 }

@@ -3,7 +3,8 @@
 
 Suites: the Rust unit tests (cargo test), the sqllogictest files (test/sql), the randomized
 differential test, the Python integration tests (test/python), the TPC-H corpus test
-(test/corpus) and the forward-compatibility check against DuckDB 2.0. Each suite's own output is shown as it runs.
+(test/corpus) the forward-compatibility check against DuckDB 2.0
+and the PRAGMA forms on DuckDB 2.0.1 (test/python/test_pragma.py). Each suite's own output is shown as it runs.
 """
 import argparse
 import pathlib
@@ -74,6 +75,10 @@ def main():
     ]
     if args.duckdb2:
         suites.append(("duckdb2", [args.duckdb2, "test/python/compat_check.py", args.extension], summary_line))
+        # The PRAGMA companion loads only into the DuckDB build it was made for (2.0.1).
+        suites.append(("duckdb2-pragma", ["env", f"OPENIVM_EXTENSION={args.extension}", args.duckdb2, "-m", "unittest",
+                                          "discover", "-s", "test/python", "-p", "test_pragma.py", "-v"],
+                       unittest_counts))
     total_passed = total_failed = 0
     report = []
     for name, cmd, parse in suites:

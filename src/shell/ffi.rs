@@ -253,6 +253,13 @@ pub fn trace_step(what: &str, started: std::time::Instant) {
     }
 }
 
+/// With OPENIVM_TRACE set, prints a note.
+pub fn trace_note(what: &str) {
+    if tracing().is_some() {
+        eprintln!("openivm {what}");
+    }
+}
+
 impl Connection {
     /// Runs `sql` planned as `planning`, traced with OPENIVM_TRACE.
     fn traced(&self, sql: &str, params: &[&str], planning: Planning) -> Result<Vec<Row>> {

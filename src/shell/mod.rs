@@ -1,6 +1,7 @@
 //! The extension shell: the only code that talks to DuckDB's C API. The entrypoint opens the
 //! kept connection and registers the table functions; everything else is the pure core.
 
+pub mod companion;
 pub mod ffi;
 pub mod functions;
 pub mod gate;
@@ -38,6 +39,10 @@ unsafe fn load(info: sys::duckdb_extension_info, access: *const sys::duckdb_exte
     let instance = Instance::new(conn, has_options);
     for spec in functions::SPECS {
         table_function::register(raw, spec, instance.clone())?;
+    }
+    // After the table functions: the companion's PRAGMAs call them.
+    if let Err(why) = instance.with_connection(|db| Ok(companion::load(db)))? {
+        ffi::trace_note(&format!("the PRAGMA companion was not loaded: {why}"));
     }
     instance.watch();
     Ok(true)
