@@ -2,9 +2,10 @@
 """Runs every test suite of openivm and ends with one line: 'N passed, M failed'.
 
 Suites: the Rust unit tests (cargo test), the sqllogictest files (test/sql), the randomized
-differential test, the Python integration tests (test/python), the TPC-H corpus test
-(test/corpus) the forward-compatibility check against DuckDB 2.0
-and the PRAGMA forms on DuckDB 2.0.1 (test/python/test_pragma.py). Each suite's own output is shown as it runs.
+differential test, the Python integration tests (test/python) and the TPC-H corpus test
+(test/corpus), on DuckDB 1.5.5 and, with --duckdb2, again on DuckDB 2.0.1 (where the PRAGMA tests
+of test/python/test_pragma.py run too), plus the process-exit check on 2.0. Each suite's own
+output is shown as it runs.
 """
 import argparse
 import pathlib
@@ -75,11 +76,23 @@ def main():
                          "--sf", "0.01", "--batches", "4", "--seeds", "2", "--seed", args.seed, "--quiet"], summary_line),
     ]
     if args.duckdb2:
-        suites.append(("duckdb2", [args.duckdb2, "test/python/compat_check.py", args.extension], summary_line))
-        # The PRAGMA companion loads only into the DuckDB build it was made for (2.0.1).
-        suites.append(("duckdb2-pragma", ["env", f"OPENIVM_EXTENSION={args.extension}", args.duckdb2, "-m", "unittest",
-                                          "discover", "-s", "test/python", "-p", "test_pragma.py", "-v"],
-                       unittest_counts))
+        # The same suites on DuckDB 2.0.1 (its Python package). The TPC-H generator's wheel exists
+        # for 1.5.5 only: the corpus reads the tables and queries 1.5.5 exported as Parquet.
+        py2 = args.duckdb2
+        data = str(ROOT / "test" / "tmp" / "tpch-sf0.01")
+        suites += [
+            ("tpch-export", [py, "test/corpus/corpus.py", "--extension", args.extension, "--suite", "tpch",
+                             "--sf", "0.01", "--export", data], lambda text: (1, 0)),
+            ("duckdb2-sqllogictest", [py2, "test/runner/sqllogictest.py", "--extension", args.extension], summary_line),
+            ("duckdb2-python", ["env", f"OPENIVM_EXTENSION={args.extension}", py2, "-m", "unittest", "discover",
+                                "-s", "test/python", "-v"], unittest_counts),
+            ("duckdb2-differential", [py2, "test/differential/differential.py", "--extension", args.extension,
+                                      "--seed", args.seed, "--batches", str(max(1, int(args.batches) // 2))], summary_line),
+            ("duckdb2-corpus-tpch", [py2, "test/corpus/corpus.py", "--extension", args.extension, "--suite", "tpch",
+                                     "--data", data, "--batches", "4", "--seeds", "2", "--seed", args.seed, "--quiet"],
+             summary_line),
+            ("duckdb2-compat", [py2, "test/python/compat_check.py", args.extension], summary_line),
+        ]
     total_passed = total_failed = 0
     report = []
     for name, cmd, parse in suites:

@@ -20,6 +20,7 @@ Usage: corpus.py --extension PATH [--suite tpch|tpcds] [--sf 0.01] [--batches 3]
 """
 
 import argparse
+import json
 import math
 import pathlib
 import random
@@ -142,6 +143,39 @@ def tpcds_batch(con, rnd, b):
     con.execute(f"UPDATE store_sales SET ss_item_sk = ss_item_sk % 100 + 1 WHERE ss_ticket_number % {m + 3} = {r}")
 
 
+def generate(con, args):
+    """The suite's tables, made by its generator extension; returns its queries."""
+    con.execute(f"LOAD '{generator(args.suite)}'")
+    if args.suite == "tpch":
+        con.execute(f"CALL dbgen(sf={args.sf})")
+        return con.execute("SELECT query_nr, query FROM tpch_queries() ORDER BY query_nr").fetchall()
+    con.execute(f"CALL dsdgen(sf={args.sf})")
+    return con.execute("SELECT query_nr, query FROM tpcds_queries() ORDER BY query_nr").fetchall()
+
+
+def export(args):
+    """Writes the suite's tables (Parquet) and queries (JSON) to a folder, for a host without the
+    generator's wheel (DuckDB 2.0): `--data` reads them back."""
+    out = pathlib.Path(args.export)
+    out.mkdir(parents=True, exist_ok=True)
+    con = duckdb.connect(config={"allow_unsigned_extensions": True})
+    queries = generate(con, args)
+    tables = [r[0] for r in con.execute("SELECT table_name FROM duckdb_tables() ORDER BY table_name").fetchall()]
+    for t in tables:
+        con.execute(f"COPY {t} TO '{out / (t + '.parquet')}' (FORMAT parquet)")
+    (out / "queries.json").write_text(json.dumps({"tables": tables, "queries": queries}))
+    print(f"{args.suite} sf={args.sf}: {len(tables)} tables and {len(queries)} queries written to {out}")
+
+
+def load_export(con, folder):
+    """Creates the tables of an `export` from its Parquet files; returns its queries."""
+    folder = pathlib.Path(folder)
+    meta = json.loads((folder / "queries.json").read_text())
+    for t in meta["tables"]:
+        con.execute(f"CREATE TABLE {t} AS FROM read_parquet('{folder / (t + '.parquet')}')")
+    return [tuple(q) for q in meta["queries"]]
+
+
 def run_seed(args, seed):
     """One database: the suite's queries as maintained views, then random batches, each followed
     by refreshes (openivm_refresh_all, or per view in a random order, each view at its own rate:
@@ -149,16 +183,9 @@ def run_seed(args, seed):
     Returns (passed, failed, batches)."""
     rnd = random.Random(seed)
     con = duckdb.connect(config={"allow_unsigned_extensions": True})
-    con.execute(f"LOAD '{generator(args.suite)}'")
     started = time.time()
-    if args.suite == "tpch":
-        con.execute(f"CALL dbgen(sf={args.sf})")
-        queries = con.execute("SELECT query_nr, query FROM tpch_queries() ORDER BY query_nr").fetchall()
-        batch = tpch_batch
-    else:
-        con.execute(f"CALL dsdgen(sf={args.sf})")
-        queries = con.execute("SELECT query_nr, query FROM tpcds_queries() ORDER BY query_nr").fetchall()
-        batch = tpcds_batch
+    batch = tpch_batch if args.suite == "tpch" else tpcds_batch
+    queries = load_export(con, args.data) if args.data else generate(con, args)
     if args.only:
         wanted = {int(x) for x in args.only.split(",")}
         queries = [q for q in queries if q[0] in wanted]
@@ -231,7 +258,12 @@ def main():
     ap.add_argument("--seeds", type=int, default=1, help="databases, each with its own seed (seed, seed + 1, ...)")
     ap.add_argument("--only", help="comma-separated query numbers")
     ap.add_argument("--quiet", action="store_true", help="print failures and one line per seed only")
+    ap.add_argument("--export", help="write the suite's tables and queries to this folder and stop")
+    ap.add_argument("--data", help="read the tables and queries from a folder --export wrote (no generator needed)")
     args = ap.parse_args()
+    if args.export:
+        export(args)
+        return
     passed = failed = batches = 0
     started = time.time()
     for seed in range(args.seed, args.seed + args.seeds):
