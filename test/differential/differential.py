@@ -1175,6 +1175,8 @@ class ViewGen:
         if r.random() < 0.35:
             body = " UNION ALL ".join(branches)
             rest = ", ".join(f"max(u.c{i}) AS m{i}" for i in range(1, width))
+            # full when one branch gives two aggregated columns the same expression and another not
+            self.term_totals = self.term_totals | {0}
             return f"SELECT u.c0, count(*) AS n{', ' + rest if rest else ''} FROM ({body}) AS u GROUP BY u.c0"
         ops = [" UNION ALL ", " UNION ALL ", " UNION "]
         if len(branches) == 2:
