@@ -22,7 +22,7 @@ BENCH_ARGS   ?=
 SEED         ?= 42
 BATCHES      ?= 500
 
-.PHONY: all release debug venv venv2 demo test test-unit test-sql test-python test-differential test-corpus \
+.PHONY: all release debug venv venv2 demo demo2 test test-unit test-sql test-python test-differential test-corpus \
         test-compat test-sql-duckdb2 test-long venv-bench bench bench-quick clean
 
 all: release
@@ -66,6 +66,10 @@ $(VENV2_STAMP): test/requirements-duckdb2.txt
 # Loads the extension into the DuckDB 1.5.5 CLI and shows a view before and after a refresh.
 demo: release
 	$(DUCKDB_CLI) -unsigned < demo/demo.sql
+
+# The reference design's script on DuckDB 2.0.1 (Python): PRAGMA forms and SET openivm_fk_pruning.
+demo2: release $(VENV2_STAMP)
+	$(VENV2)/bin/python demo/demo_duckdb2.py $(EXTENSION)
 
 # Every suite; the last line is "N passed, M failed" over all of them.
 test: release $(VENV2_STAMP)
