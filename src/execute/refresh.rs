@@ -629,8 +629,11 @@ fn second_transaction(
             }
             // A parent whose log was taken without netting and failed its check: netted, it may
             // pass (an update of a column the view does not read cancels); check again.
-            let to_net: Vec<usize> =
+            // Once per table: two leaves of one table (a self-join) share its delta.
+            let mut to_net: Vec<usize> =
                 checks.failed.iter().map(|(leaf, _)| c.leaf_table[*leaf]).filter(|&k| inputs[k].unnetted).collect();
+            to_net.sort_unstable();
+            to_net.dedup();
             if to_net.is_empty() {
                 break (coverage, checks);
             }
