@@ -35,6 +35,9 @@ pub struct ResolvedTable {
 #[derive(Clone, Copy, Debug)]
 pub struct FunctionInfo {
     pub aggregate: bool,
+    /// Some overload is CONSISTENT: the name alone refuses only a function none of whose
+    /// overloads is (which overload a call binds is checked on DuckDB's bound plan,
+    /// `strategy::check_bound_calls`, where the view is created).
     pub deterministic: bool,
     /// Every overload is one of DuckDB's own (not a macro or function a user created, which
     /// may be replaced): what is known about it holds for the database's lifetime.

@@ -143,7 +143,11 @@ fn opt(s: &str) -> Option<String> {
 /// Whether a DuckDB type id carries a time zone (TIMESTAMP WITH TIME ZONE, TIME WITH TIME ZONE).
 pub fn is_time_zone_type(id: &str) -> bool {
     let n = id.to_ascii_uppercase();
-    n.contains("WITH TIME ZONE") || n == "TIMESTAMP_TZ" || n == "TIME_TZ" || n == "TIMESTAMPTZ" || n == "TIMETZ"
+    n.contains("WITH TIME ZONE")
+        || n.starts_with("TIMESTAMP_TZ")
+        || n == "TIME_TZ"
+        || n.starts_with("TIMESTAMPTZ")
+        || n == "TIMETZ"
 }
 
 /// Walks the parse tree of one statement (the `node` of `json_serialize_sql`'s statement).
@@ -222,7 +226,8 @@ fn visit_object(o: &serde_json::Map<String, Value>, s: &mut Scan) {
 
 /// What the checks of a full query need to know about one function name.
 pub struct FunctionFacts {
-    /// DuckDB lists it, and every overload is CONSISTENT.
+    /// DuckDB lists it with some CONSISTENT overload (which overload a call uses is checked on
+    /// the bound plan, `check_bound_calls`).
     pub deterministic: bool,
 }
 
@@ -253,6 +258,61 @@ pub fn check_full(scan: &Scan, function: &mut dyn FnMut(&str) -> Result<Option<F
 pub struct PlanFacts {
     pub tables: Vec<crate::ir::TableId>,
     pub time_zone_type: Option<String>,
+    /// The scalar and aggregate functions it calls, each as the overload DuckDB bound.
+    pub calls: Vec<BoundCall>,
+}
+
+/// A function call of a bound plan: the function's name and the parameter types of the overload
+/// DuckDB picked, spelled as `duckdb_functions()` lists them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BoundCall {
+    pub name: String,
+    pub params: Vec<String>,
+}
+
+/// One overload as `duckdb_functions()` lists it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Overload {
+    pub name: String,
+    pub params: Vec<String>,
+    /// Its stability is CONSISTENT.
+    pub consistent: bool,
+    /// A parameter or the result has a type with a time zone: such an overload reads the
+    /// session's TimeZone (DuckDB 2 lists those as CONSISTENT_WITHIN_QUERY), which the time zone
+    /// rules decide on (`session::check_time_zone`, `check_time_zones`).
+    pub time_zone: bool,
+}
+
+/// Refuses a call whose bound overload DuckDB does not list as CONSISTENT, other than the
+/// overloads over time zones. A call no overload's types match exactly (a generic one) is
+/// judged by every overload of its name and arity.
+pub fn check_bound_calls(calls: &[BoundCall], overloads: &[Overload]) -> Result<()> {
+    for call in calls {
+        // DuckDB's planner guards a scalar subquery with error(), VOLATILE only so that it is
+        // never folded: it raises, it makes no value.
+        if call.name.eq_ignore_ascii_case("error") {
+            continue;
+        }
+        let of_name = || overloads.iter().filter(|o| o.name.eq_ignore_ascii_case(&call.name));
+        let exact: Vec<&Overload> = of_name().filter(|o| o.params == call.params).collect();
+        let candidates =
+            if exact.is_empty() { of_name().filter(|o| o.params.len() == call.params.len()).collect() } else { exact };
+        if candidates.iter().any(|o| !o.consistent && !o.time_zone) {
+            return Err(Error::Refused(format!("the non-deterministic function {}()", call.name)));
+        }
+    }
+    Ok(())
+}
+
+/// How `duckdb_functions()` spells a type of a serialized plan (the parameter types of an
+/// overload name no width, scale or fields).
+fn listed_type(t: &Value) -> String {
+    let id = t.get("id").and_then(Value::as_str).unwrap_or("");
+    let child = t.get("type_info").and_then(|i| i.get("child_type"));
+    match (id, child) {
+        ("LIST", Some(c)) => format!("{}[]", listed_type(c)),
+        _ => id.to_string(),
+    }
 }
 
 /// Reads the scanned tables and the types of a bound plan.
@@ -273,6 +333,19 @@ fn plan_walk(v: &Value, f: &mut PlanFacts) {
                     if !t.is_empty() && !f.tables.contains(&id) {
                         f.tables.push(id);
                     }
+                }
+            }
+            if matches!(text(o, "expression_class"), "BOUND_FUNCTION" | "BOUND_AGGREGATE") {
+                // DuckDB 1.5 names the function in `name`, 2.0 in `qname.path`.
+                let path = o.get("qname").and_then(|q| q.get("path")).and_then(Value::as_array);
+                let name = path.and_then(|p| p.last()).and_then(Value::as_str).unwrap_or(text(o, "name"));
+                let params = o
+                    .get("arguments")
+                    .and_then(Value::as_array)
+                    .map_or(vec![], |a| a.iter().map(listed_type).collect());
+                let call = BoundCall { name: name.to_string(), params };
+                if !name.is_empty() && !f.calls.contains(&call) {
+                    f.calls.push(call);
                 }
             }
             if f.time_zone_type.is_none() {
@@ -374,6 +447,38 @@ mod tests {
         let tz = node(r#"{"expressions":[{"return_type":{"id":"TIMESTAMP WITH TIME ZONE"}}]}"#);
         let e = check_time_zones(&plan_facts(&tz)).unwrap_err().to_string();
         assert!(e.contains("a value of type TIMESTAMP WITH TIME ZONE"), "{e}");
+    }
+
+    #[test]
+    fn judges_the_bound_overload() {
+        let o = |params: &[&str], consistent: bool, time_zone: bool| Overload {
+            name: "-".into(),
+            params: params.iter().map(|p| p.to_string()).collect(),
+            consistent,
+            time_zone,
+        };
+        let call =
+            |params: &[&str]| BoundCall { name: "-".into(), params: params.iter().map(|p| p.to_string()).collect() };
+        let minus =
+            [o(&["INTEGER", "INTEGER"], true, false), o(&["TIMESTAMP WITH TIME ZONE", "INTERVAL"], false, true)];
+        assert!(check_bound_calls(&[call(&["INTEGER", "INTEGER"])], &minus).is_ok());
+        // Over time zones: left to the time zone rules.
+        assert!(check_bound_calls(&[call(&["TIMESTAMP WITH TIME ZONE", "INTERVAL"])], &minus).is_ok());
+        let volatile = [o(&["INTEGER", "INTEGER"], true, false), o(&["DOUBLE", "DOUBLE"], false, false)];
+        assert!(check_bound_calls(&[call(&["INTEGER", "INTEGER"])], &volatile).is_ok());
+        let e = check_bound_calls(&[call(&["DOUBLE", "DOUBLE"])], &volatile).unwrap_err().to_string();
+        assert!(e.contains("the non-deterministic function -()"), "{e}");
+        // No exact match: every overload of that arity decides.
+        assert!(check_bound_calls(&[call(&["ANY", "ANY"])], &volatile).is_err());
+        // 2.0 names the function in qname.path, 1.5 in name; a LIST parameter as T[].
+        let plan = node(
+            r#"{"expressions":[{"expression_class":"BOUND_FUNCTION","qname":{"path":["system","main","len"]},
+               "arguments":[{"id":"LIST","type_info":{"child_type":{"id":"VARCHAR"}}}]},
+               {"expression_class":"BOUND_AGGREGATE","name":"sum","arguments":[{"id":"DECIMAL","type_info":{"width":9}}]}]}"#,
+        );
+        let calls = plan_facts(&plan).calls;
+        assert_eq!(calls[0], BoundCall { name: "len".into(), params: vec!["VARCHAR[]".into()] });
+        assert_eq!(calls[1], BoundCall { name: "sum".into(), params: vec!["DECIMAL".into()] });
     }
 
     #[test]

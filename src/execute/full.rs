@@ -19,13 +19,13 @@ use super::{
     ViewRecord,
 };
 use crate::catalog::SqlCatalog;
-use crate::db::Sql;
+use crate::db::{Cells, Sql};
 use crate::error::{Error, Result};
 use crate::home;
 use crate::render::{self, OutputColumn, Qualified};
 use crate::strategy::{self, FunctionFacts, Strategy};
 
-use crate::sql::catalog::{PARSE_TREE, PLAN_TREE};
+use crate::sql::catalog::{OVERLOADS, PARSE_TREE, PLAN_TREE};
 use crate::sql::views::{INSERT as VIEW_INSERT, MARK_REFRESHED as VIEW_MARK_REFRESHED};
 use crate::sql::Query;
 
@@ -46,6 +46,28 @@ fn json_of(db: &dyn Sql, sql: Query<1>, query: &str, what: &str) -> Result<Value
     Ok(v)
 }
 
+/// DuckDB's bound plan of a query, read (`strategy::plan_facts`), its function calls checked
+/// overload by overload (`strategy::check_bound_calls`).
+pub(super) fn plan_facts(db: &dyn Sql, query: &str) -> Result<strategy::PlanFacts> {
+    let plan = strategy::plan_facts(&json_of(db, PLAN_TREE, query, "plan")?);
+    if !plan.calls.is_empty() {
+        let names: Vec<&str> = plan.calls.iter().map(|c| c.name.as_str()).collect();
+        let names = serde_json::to_string(&names).map_err(|e| Error::Internal(e.to_string()))?;
+        let overloads = OVERLOADS
+            .rows(db, [&names])?
+            .iter()
+            .map(|r| {
+                let params: Vec<String> =
+                    serde_json::from_str(&r.text(1)?).map_err(|e| Error::Internal(e.to_string()))?;
+                let time_zone = params.iter().chain([&r.text(2)?]).any(|t| strategy::is_time_zone_type(t));
+                Ok(strategy::Overload { name: r.text(0)?, params, consistent: r.bool(3)?, time_zone })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        strategy::check_bound_calls(&plan.calls, &overloads)?;
+    }
+    Ok(plan)
+}
+
 /// Checks that a query the incremental rules do not cover may be maintained by recomputing it,
 /// and returns whether its outermost level orders its rows.
 fn check(db: &dyn Sql, query: &str) -> Result<bool> {
@@ -62,7 +84,7 @@ fn check(db: &dyn Sql, query: &str) -> Result<bool> {
         Ok(catalog.function(name)?.map(|f| FunctionFacts { deterministic: f.deterministic }))
     })?;
     // DuckDB binds the query (its errors are the user's answer), expanding views and CTEs.
-    let plan = strategy::plan_facts(&json_of(db, PLAN_TREE, query, "plan")?);
+    let plan = plan_facts(db, query)?;
     strategy::check_time_zones(&plan)?;
     for t in &plan.tables {
         // The stored results (openivm.data_*) are what maintained views show: fine to read.

@@ -233,6 +233,7 @@ fn compile(db: &dyn Sql, query: &str) -> Result<(ViewQuery, Vec<OutputColumn>, V
     let json = PARSE_TREE.scalar(db, [query])?.ok_or_else(|| Error::Parse("DuckDB returned no parse tree".into()))?;
     let select = parse_select(&json)?;
     let mut q = bind(select, &SqlCatalog::new(db))?;
+    full::plan_facts(db, query)?;
     let outputs = describe_typed(db, query, &q)?;
     q.set_output_types(&output_types(&outputs), &render::needs_text_identity);
     let macros = macros_called(db, &q, &json)?;

@@ -32,6 +32,9 @@ unsafe fn load(info: sys::duckdb_extension_info, access: *const sys::duckdb_exte
     }
     let conn = ffi::Connection::connect(*db)?;
     let raw = conn.raw();
+    if let Some((major, _, _)) = options::host_version() {
+        crate::render::set_host_major(major);
+    }
     let has_options = options::host_has_options();
     if has_options {
         options::register(raw)?;

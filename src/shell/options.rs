@@ -32,16 +32,21 @@ fn parse_version(text: &str) -> Option<(u32, u32, u32)> {
     Some((major, minor, patch.parse().ok()?))
 }
 
-/// Whether the host DuckDB's function table has the option entries.
-pub fn host_has_options() -> bool {
+/// The host DuckDB's `(major, minor, patch)`.
+pub fn host_version() -> Option<(u32, u32, u32)> {
     let text = unsafe {
         let p = ffi::duckdb_library_version();
         if p.is_null() {
-            return false;
+            return None;
         }
         CStr::from_ptr(p).to_string_lossy().into_owned()
     };
-    parse_version(&text).is_some_and(|v| v >= FIRST_HOST)
+    parse_version(&text)
+}
+
+/// Whether the host DuckDB's function table has the option entries.
+pub fn host_has_options() -> bool {
+    host_version().is_some_and(|v| v >= FIRST_HOST)
 }
 
 /// Registers every setting of `settings::ALL` as a config option on `conn`'s database: BOOLEAN

@@ -11,6 +11,8 @@ Usage:
         [--verbose] [--summary-only] [--fail-fast] [--jobs N] [paths or globs ...]
 
 ``--extension none`` runs without loading any extension (runner self-test).
+``restart`` opens a new database instance: DuckDB 2's Python client hands out an instance again
+while the extension's own connection still holds it, so the runner reopens until it gets a new one.
 Default paths: ``test/sql/**/*.test`` (relative to the project root).
 Set ``SLT_FAIL_FAST=1`` (or pass ``--fail-fast``) to stop a file at its first
 failed record.  The last output line is always ``N passed, M failed`` (counted
@@ -66,6 +68,8 @@ DEFAULT_EXTENSION = os.path.join("build", "release", "openivm.duckdb_extension")
 DEFAULT_GLOB = os.path.join("test", "sql", "**", "*.test")
 DEFAULT_FILE_TIMEOUT = 300.0
 DEFAULT_RESTART_TIMEOUT = 20.0
+RELEASE_TIMEOUT = 10.0
+INSTANCE_MARKER = "slt_open_instance"
 FLOAT_REL_TOL = 1e-9
 FLOAT_ABS_TOL = 1e-12
 MAX_SHOWN_LINES = 100
@@ -817,14 +821,40 @@ class FileRunner:
         if first_error is not None:
             raise first_error
 
+    def _mark_instance(self):
+        """Attaches an in-memory marker database to the open instance (False if it cannot)."""
+        if self.root is None:
+            return False
+        try:
+            self.root.execute("ATTACH IF NOT EXISTS ':memory:' AS %s" % INSTANCE_MARKER)
+            return True
+        except Exception:
+            return False
+
+    def _instance_marked(self):
+        rows = self.root.execute(
+            "SELECT count(*) FROM duckdb_databases() WHERE database_name = '%s'" % INSTANCE_MARKER).fetchall()
+        return rows[0][0] > 0
+
     def _reopen_with_watchdog(self, what, line):
         """close + open + LOAD in a thread; a hang fails the file and exits."""
         box = {}
 
         def work():
             try:
+                marked = self._mark_instance()
                 self._close()
                 self._open()
+                # DuckDB 2's Python client hands out the open instance again while the
+                # extension's own connection still holds it (the extension's watchdog releases it
+                # within its poll interval): reopen until the instance is a new one.
+                deadline = time.monotonic() + RELEASE_TIMEOUT
+                while marked and self._instance_marked():
+                    if time.monotonic() > deadline:
+                        raise RuntimeError("the database instance was not released after closing it")
+                    self._close()
+                    time.sleep(0.05)
+                    self._open()
             except BaseException as e:  # noqa: BLE001
                 box["error"] = e
 
