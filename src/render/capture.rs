@@ -296,12 +296,21 @@ pub fn widened_log(log: &Qualified, added: &[ColumnDef]) -> Vec<String> {
         format!(
             "CREATE TABLE {} AS SELECT *{} FROM {}",
             next.sql(),
-            list(added, "", |c| format!(", CAST(NULL AS {}) AS {}", c.ty, ident(&c.name))),
+            list(added, "", |c| format!(", {} AS {}", typed_null(c), ident(&c.name))),
             log.sql()
         ),
         crate::render::drop_table(log),
         format!("ALTER TABLE {} RENAME TO {}", next.sql(), ident(&log.name)),
     ]
+}
+
+/// A NULL of column `c`'s type, with its collation: a column added to a log compares its
+/// values as the base table does.
+fn typed_null(c: &ColumnDef) -> String {
+    match &c.collation {
+        Some(n) => format!("CAST(NULL AS {}) COLLATE {}", c.ty, ident(n)),
+        None => format!("CAST(NULL AS {})", c.ty),
+    }
 }
 
 /// Appends a captured delta to the change log as batch `seq`; with `appended_only`, only its rows

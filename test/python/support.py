@@ -17,6 +17,13 @@ def connect(path=":memory:", load=True):
     return con
 
 
+# What opening a file says while the extension of a closed connection still holds it: the lock
+# (DuckDB 1.5.5), or the instance the process still has open under another configuration (2.0).
+RELEASE_PENDING = (duckdb.IOException, duckdb.ConnectionException) + (
+    (duckdb.ResourceInUseException,) if hasattr(duckdb, "ResourceInUseException") else ()
+)
+
+
 def connect_when_released(path, read_only=False):
     """Opens a file another connection of this process just closed. The extension releases a
     closed database within about 100 ms (its watchdog), longer on a loaded machine: retry."""
@@ -25,7 +32,7 @@ def connect_when_released(path, read_only=False):
             con = duckdb.connect(path, read_only=read_only, config={"allow_unsigned_extensions": True})
             con.execute(f"LOAD '{EXTENSION}'")
             return con
-        except duckdb.IOException:
+        except RELEASE_PENDING:
             time.sleep(0.05)
     raise AssertionError(f"{path} was not released")
 
@@ -35,6 +42,17 @@ def mismatches(con, view, query):
     return con.execute(
         f"SELECT count(*) FROM ((FROM {view} EXCEPT ALL ({query})) UNION ALL (({query}) EXCEPT ALL FROM {view}))"
     ).fetchone()[0]
+
+
+def skip_without_ducklake():
+    """For a module's setUpModule: the DuckLake (and SQLite) extension wheels exist for DuckDB
+    1.5.5 only, so these tests cannot run on another host."""
+    import unittest
+
+    try:
+        ducklake_extension()
+    except (ImportError, StopIteration):
+        raise unittest.SkipTest(f"no DuckLake extension for DuckDB {duckdb.__version__} (its wheel exists for 1.5.5 only)")
 
 
 def ducklake_extension():

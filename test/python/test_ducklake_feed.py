@@ -9,7 +9,11 @@ import random
 import tempfile
 import unittest
 
-from support import attach_ducklake, connect, connect_when_released, mismatches, random_lake_writes
+from support import attach_ducklake, connect, connect_when_released, mismatches, random_lake_writes, skip_without_ducklake
+
+def setUpModule():
+    skip_without_ducklake()
+
 
 QUERIES = {
     "by_name": "SELECT d.name, SUM(f.amount) AS total, COUNT(*) AS n FROM lake.fact f "

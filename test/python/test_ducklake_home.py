@@ -13,7 +13,11 @@ import textwrap
 import time
 import unittest
 
-from support import EXTENSION, attach_ducklake, connect, ducklake_extension, mismatches, random_lake_writes
+from support import EXTENSION, attach_ducklake, connect, ducklake_extension, mismatches, random_lake_writes, skip_without_ducklake
+
+def setUpModule():
+    skip_without_ducklake()
+
 
 LAKE_VIEWS = {
     # (query, strategy)

@@ -9,7 +9,11 @@ import random
 import tempfile
 import unittest
 
-from support import attach_ducklake, connect, mismatches
+from support import attach_ducklake, connect, mismatches, skip_without_ducklake
+
+def setUpModule():
+    skip_without_ducklake()
+
 
 LAKE = ("SELECT o.region, c.segment, SUM(l.qty) AS qty, COUNT(*) AS n FROM lake.lines l "
         "JOIN lake.orders o ON l.order_id = o.order_id JOIN lake.customers c ON o.cust_id = c.cust_id "

@@ -7,7 +7,11 @@ Every refresh is compared with a recompute."""
 import tempfile
 import unittest
 
-from support import attach_ducklake, connect, mismatches
+from support import attach_ducklake, connect, mismatches, skip_without_ducklake
+
+def setUpModule():
+    skip_without_ducklake()
+
 
 SALES = ("SELECT p.name, SUM(f.amount) AS total FROM lake.fact_sales f "
          "JOIN lake.dim_product p ON f.product_id = p.product_id GROUP BY p.name")

@@ -6,7 +6,11 @@ import random
 import tempfile
 import unittest
 
-from support import attach_ducklake, connect, mismatches
+from support import attach_ducklake, connect, mismatches, skip_without_ducklake
+
+def setUpModule():
+    skip_without_ducklake()
+
 
 QUERIES = {
     "by_name": "SELECT d.name, SUM(f.amount) AS total, COUNT(*) AS n FROM lake.fact f "

@@ -12,7 +12,11 @@ import tempfile
 import textwrap
 import unittest
 
-from support import EXTENSION, connect, ducklake_extension, mismatches
+from support import EXTENSION, connect, ducklake_extension, mismatches, skip_without_ducklake
+
+def setUpModule():
+    skip_without_ducklake()
+
 
 QUERIES = {
     "by_name": "SELECT d.name, SUM(f.amount) AS total, COUNT(*) AS n FROM lake.fact f "

@@ -8,7 +8,7 @@ import tempfile
 import threading
 import unittest
 
-from support import attach_ducklake, connect, mismatches
+from support import attach_ducklake, connect, mismatches, skip_without_ducklake
 
 QUERY = "SELECT k, SUM(v) AS s, COUNT(*) AS n FROM t GROUP BY k"
 ROWS = 1_000_000
@@ -84,6 +84,7 @@ class InterruptConsistencyTest(unittest.TestCase):
         self.assertGreater(rolled_back, 0, "no interrupt was held back inside a create: the test proved nothing")
 
     def test_an_interrupted_refresh_of_a_view_kept_in_a_lake_commits_all_or_nothing(self):
+        skip_without_ducklake()
         # The view, its state and metadata are DuckLake tables. An interrupted refresh commits
         # all of its work as one lake snapshot or none of it, and the next refresh is exact.
         # DuckLake's COMMIT takes tens of milliseconds, so an interrupt can land inside it and

@@ -9,7 +9,7 @@ import unittest
 
 import duckdb
 
-from support import EXTENSION, connect, connect_when_released, mismatches
+from support import EXTENSION, RELEASE_PENDING, connect, connect_when_released, mismatches
 
 JOIN = (
     "SELECT d.name, SUM(f.amount) AS total, COUNT(*) AS n FROM f JOIN d ON f.d_id = d.id GROUP BY d.name"
@@ -27,7 +27,7 @@ def closed(path):
         try:
             duckdb.connect(path).close()
             return
-        except (duckdb.IOException, duckdb.BinderException):
+        except RELEASE_PENDING + (duckdb.BinderException,):
             time.sleep(0.05)
     raise AssertionError(f"{path} was not released")
 
