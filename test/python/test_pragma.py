@@ -48,20 +48,22 @@ class PragmaTest(unittest.TestCase):
     def test_the_reference_example_script(self):
         con = reference_tables()
         con.execute("PRAGMA openivm_declare_rely_fk('fact_sales', 'product_id', 'dim_product', 'product_id')")
-        con.execute("INSERT INTO dim_product VALUES (99, 'NewProduct')")
-        con.execute("INSERT INTO fact_sales VALUES (100, 99, 500.0)")
-        con.execute("DELETE FROM fact_sales WHERE sale_id = 1")
-        self.assertEqual(terms(con.execute("PRAGMA refresh('sales_by_product')")), (3, 2, 1))
-        self.assertEqual(mismatches(con, "sales_by_product", QUERY), 0)
+
+        def mixed_batch_then_refresh(product, name, sale, amount, deleted):
+            """A dimension insert, a fact insert and a fact delete; the PRAGMA refresh's terms."""
+            con.execute("INSERT INTO dim_product VALUES (?, ?)", [product, name])
+            con.execute("INSERT INTO fact_sales VALUES (?, ?, ?)", [sale, product, amount])
+            con.execute("DELETE FROM fact_sales WHERE sale_id = ?", [deleted])
+            counts = terms(con.execute("PRAGMA refresh('sales_by_product')"))
+            self.assertEqual(mismatches(con, "sales_by_product", QUERY), 0)
+            return counts
+
+        self.assertEqual(mixed_batch_then_refresh(99, "NewProduct", 100, 500.0, 1), (3, 2, 1))
         self.assertEqual(con.execute("SELECT name, total FROM sales_by_product ORDER BY name").fetchall(),
                          [("Gadget", 20), ("NewProduct", 500), ("Widget", 5)])
         # The session's setting reaches the PRAGMA: it runs in the caller's connection.
         con.execute("SET openivm_fk_pruning = false")
-        con.execute("INSERT INTO dim_product VALUES (100, 'Other')")
-        con.execute("INSERT INTO fact_sales VALUES (101, 100, 7.0)")
-        con.execute("DELETE FROM fact_sales WHERE sale_id = 2")
-        self.assertEqual(terms(con.execute("PRAGMA refresh('sales_by_product')")), (3, 0, 3))
-        self.assertEqual(mismatches(con, "sales_by_product", QUERY), 0)
+        self.assertEqual(mixed_batch_then_refresh(100, "Other", 101, 7.0, 2), (3, 0, 3))
         con.close()
 
     def test_each_pragma_gives_its_call_forms_result(self):
