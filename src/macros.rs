@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::db::{Cells, Sql};
+use crate::db::{read_all, Cells, FromRow, Row, Sql};
 use crate::error::Result;
 use crate::sql::catalog::{PARSE_TREE, USER_MACROS};
 
@@ -36,21 +36,22 @@ impl Macro {
     }
 }
 
+impl FromRow for Macro {
+    /// A row of `sql/catalog/user_macros.sql`.
+    fn from_row(r: &Row) -> Result<Macro> {
+        Ok(Macro {
+            schema: r.text(0)?,
+            name: r.text(1)?,
+            kind: r.text(2)?,
+            parameters: r.text(3)?,
+            definition: r.text(4)?,
+        })
+    }
+}
+
 /// Every user macro of the attached databases (one read of `duckdb_functions()`).
 pub fn all(db: &dyn Sql) -> Result<Vec<Macro>> {
-    USER_MACROS
-        .rows(db, [])?
-        .iter()
-        .map(|r| {
-            Ok(Macro {
-                schema: r.text(0)?,
-                name: r.text(1)?,
-                kind: r.text(2)?,
-                parameters: r.text(3)?,
-                definition: r.text(4)?,
-            })
-        })
-        .collect()
+    read_all(&USER_MACROS.rows(db, [])?)
 }
 
 /// The user macros the query (its parse tree, JSON) and the DuckDB views' definitions `sources`

@@ -7,8 +7,6 @@
 use std::ffi::{c_void, CStr};
 use std::path::PathBuf;
 
-use libduckdb_sys as ffi;
-
 use crate::db::Sql;
 
 /// The one DuckDB build the companion is compiled for (pragma/DUCKDB_VERSION, via build.rs).
@@ -18,13 +16,7 @@ const FILE_NAME: &str = "openivm_pragma.duckdb_extension";
 /// Loads the companion into the database of `conn` when the host is the companion's build.
 /// Returns why it was not loaded, for the trace.
 pub fn load(conn: &dyn Sql) -> Result<(), String> {
-    let host = unsafe {
-        let p = ffi::duckdb_library_version();
-        if p.is_null() {
-            return Err("the host's version is unknown".into());
-        }
-        CStr::from_ptr(p).to_string_lossy().into_owned()
-    };
+    let host = super::options::host_version_text().ok_or("the host's version is unknown")?;
     if host != DUCKDB_VERSION {
         return Err(format!("the host is DuckDB {host}, the companion is built for {DUCKDB_VERSION}"));
     }

@@ -32,16 +32,17 @@ fn parse_version(text: &str) -> Option<(u32, u32, u32)> {
     Some((major, minor, patch.parse().ok()?))
 }
 
+/// The host DuckDB's version as it names itself (`v1.5.5`).
+pub fn host_version_text() -> Option<String> {
+    unsafe {
+        let p = ffi::duckdb_library_version();
+        (!p.is_null()).then(|| CStr::from_ptr(p).to_string_lossy().into_owned())
+    }
+}
+
 /// The host DuckDB's `(major, minor, patch)`.
 pub fn host_version() -> Option<(u32, u32, u32)> {
-    let text = unsafe {
-        let p = ffi::duckdb_library_version();
-        if p.is_null() {
-            return None;
-        }
-        CStr::from_ptr(p).to_string_lossy().into_owned()
-    };
-    parse_version(&text)
+    parse_version(&host_version_text()?)
 }
 
 /// Whether the host DuckDB's function table has the option entries.
