@@ -15,8 +15,8 @@ use crate::sql::catalog::COLUMNS;
 use crate::sql::catalog::DEFAULTS;
 use crate::sql::catalog::FUNCTION;
 use crate::sql::catalog::MAIN_TABLE_EXISTS;
-use crate::sql::catalog::PLAN_TREE;
 use crate::sql::catalog::METADATA_TABLE_EXISTS;
+use crate::sql::catalog::PLAN_TREE;
 use crate::sql::catalog::RELATIONS_NAMED;
 use crate::sql::catalog::VIEW_DEFINITION;
 

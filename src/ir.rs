@@ -364,9 +364,9 @@ impl ViewQuery {
     pub fn has_collated_keys(&self) -> bool {
         let Shape::Grouped { keys, .. } = &self.shape else { return false };
         let collated = |leaf: usize, column: &str| {
-            self.leaves.get(leaf).is_some_and(|l| {
-                l.columns.iter().any(|c| c.name.eq_ignore_ascii_case(column) && c.collation.is_some())
-            })
+            self.leaves
+                .get(leaf)
+                .is_some_and(|l| l.columns.iter().any(|c| c.name.eq_ignore_ascii_case(column) && c.collation.is_some()))
         };
         keys.iter().any(|k| {
             let mut found = false;

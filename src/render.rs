@@ -11,6 +11,7 @@ pub mod dialect;
 pub mod ducklake;
 pub mod group_lookup;
 pub mod stored_table;
+pub mod trigger;
 pub mod write;
 
 pub use dialect::{Dialect, Storage};

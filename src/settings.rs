@@ -41,7 +41,14 @@ pub const KEPT_PLANS: Setting = Setting {
     choices: &[],
 };
 
-pub const ALL: &[Setting] = &[FK_PRUNING, REFRESH_MODE, KEPT_PLANS];
+pub const DEFAULT_SOURCE: Setting = Setting {
+    name: "openivm_default_source",
+    default: "trigger",
+    description: "How changes of a table without a source declaration are captured: trigger (statement triggers openivm installs, where the database allows them: DuckDB 2.0, storage v2.0.0+; diff elsewhere) or diff (compare the table with a snapshot)",
+    choices: &["trigger", "diff"],
+};
+
+pub const ALL: &[Setting] = &[FK_PRUNING, REFRESH_MODE, KEPT_PLANS, DEFAULT_SOURCE];
 
 /// Creates the settings table and a row for every known setting.
 pub fn ensure(db: &dyn Sql) -> Result<()> {
@@ -86,6 +93,7 @@ pub struct CallerSettings {
     pub fk_pruning: Option<bool>,
     pub refresh_mode: Option<String>,
     pub kept_plans: Option<bool>,
+    pub default_source: Option<String>,
 }
 
 impl CallerSettings {
@@ -95,12 +103,15 @@ impl CallerSettings {
         let mut out = CallerSettings::default();
         for (name, value) in values {
             let (s, normalized) = check(name, value).map_err(|e| match e {
-                Error::InvalidArgument(m) => Error::InvalidArgument(format!("{m} (set with SET {name}; RESET {name} clears it)")),
+                Error::InvalidArgument(m) => {
+                    Error::InvalidArgument(format!("{m} (set with SET {name}; RESET {name} clears it)"))
+                }
                 other => other,
             })?;
             match s.name {
                 n if n == FK_PRUNING.name => out.fk_pruning = Some(normalized == "true"),
                 n if n == KEPT_PLANS.name => out.kept_plans = Some(normalized == "true"),
+                n if n == DEFAULT_SOURCE.name => out.default_source = Some(normalized),
                 _ => out.refresh_mode = Some(normalized),
             }
         }
@@ -133,6 +144,11 @@ pub fn refresh_mode(db: &dyn Sql) -> Result<String> {
 /// The effective value of `openivm_kept_plans`.
 pub fn kept_plans(db: &dyn Sql) -> Result<bool> {
     parse_bool(KEPT_PLANS.name, &stored(db, &KEPT_PLANS)?)
+}
+
+/// The stored value of `openivm_default_source`.
+pub fn default_source(db: &dyn Sql) -> Result<String> {
+    parse_choice(&DEFAULT_SOURCE, &stored(db, &DEFAULT_SOURCE)?)
 }
 
 /// The effective value of `openivm_fk_pruning`.

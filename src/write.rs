@@ -314,10 +314,9 @@ fn recording_feed(db: &dyn Sql, cat: &WriteCatalog, t: &TableId, op: Op) -> Resu
         return Ok(None);
     };
     match (&feed.kind, op) {
-        // The diff and DuckLake's change feed see the write like any other.
-        (SourceKind::Diff | SourceKind::DuckLake(_), _) | (SourceKind::AppendOnly(Position::RowId), Op::Insert) => {
-            return Ok(None)
-        }
+        // The diff, the triggers and DuckLake's change feed see the write like any other.
+        (SourceKind::Diff | SourceKind::DuckLake(_) | SourceKind::Trigger, _)
+        | (SourceKind::AppendOnly(Position::RowId), Op::Insert) => return Ok(None),
         (SourceKind::AppendOnly(Position::RowId), _) => {
             return Err(Error::InvalidArgument(format!(
                 "table '{}' is declared append-only with the rowid as its watermark; after a delete, a CHECKPOINT can \

@@ -1,10 +1,13 @@
 //! Source declarations, trusted promises about how a table is written:
 //! - append-only: it only ever receives inserts (deletes and updates only through openivm's
 //!   write functions, for a table with a key), so its changes are read past a watermark;
-//! - recorded: every write goes through openivm's write functions, which record their deltas.
+//! - recorded: every write goes through openivm's write functions, which record their deltas;
 //!
-//! Stored in `openivm_constraints_cache` (`constraint_kind` 'APPEND_ONLY' or 'RECORDED'; a table
-//! has at most one) and bound, like a RELY foreign key, to the table's incarnation: dropping,
+//! and a user's choice of a source that needs no promise (`openivm_set_source`: diff, or
+//! trigger whatever `openivm_default_source` says).
+//!
+//! Stored in `openivm_constraints_cache` (`constraint_kind` 'APPEND_ONLY', 'RECORDED',
+//! 'SOURCE_DIFF' or 'SOURCE_TRIGGER'; a table has at most one) and bound, like a RELY foreign key, to the table's incarnation: dropping,
 //! replacing or changing the columns of the table ends it; a rolled-back drop and a reopen keep
 //! it (see `rely` for the token mechanism).
 
@@ -38,11 +41,14 @@ fn token_column(columns: &[ColumnDef], key: Option<&str>) -> Result<String> {
     }
 }
 
-/// The two kinds of source declaration.
+/// The kinds of source declaration: two promises, and two choices of a source that needs none
+/// (`openivm_set_source`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Promise {
     AppendOnly,
     Recorded,
+    Diff,
+    Trigger,
 }
 
 impl Promise {
@@ -50,6 +56,8 @@ impl Promise {
         match self {
             Promise::AppendOnly => "APPEND_ONLY",
             Promise::Recorded => "RECORDED",
+            Promise::Diff => "SOURCE_DIFF",
+            Promise::Trigger => "SOURCE_TRIGGER",
         }
     }
 
@@ -58,8 +66,53 @@ impl Promise {
         match self {
             Promise::AppendOnly => "only tables are declared append-only (declare the tables it reads)",
             Promise::Recorded => "only tables are declared recorded (declare the tables it reads)",
+            Promise::Diff | Promise::Trigger => {
+                "a change source is chosen for tables (choose it for the tables it reads)"
+            }
         }
     }
+}
+
+/// `openivm_set_source(table, source)`: 'diff' or 'trigger' for this table whatever
+/// `openivm_default_source` says, 'default' to follow it again; 'append_only' and 'recorded' are
+/// promises, made with their own declarations. Replaces any earlier declaration of the table.
+/// Returns the table and the source chosen.
+pub fn set_source(db: &dyn Sql, table_arg: &str, source: &str) -> Result<(String, String)> {
+    let choice = source.trim().to_ascii_lowercase();
+    let promise = match choice.as_str() {
+        "diff" => Some(Promise::Diff),
+        "trigger" => Some(Promise::Trigger),
+        "default" => None,
+        "append_only" | "recorded" => {
+            return Err(Error::InvalidArgument(format!(
+                "'{choice}' is a promise about how the table is written: make it with openivm_declare_{choice}('{table_arg}')"
+            )))
+        }
+        _ => {
+            return Err(Error::InvalidArgument(format!(
+                "unknown change source '{source}' (openivm_set_source takes 'trigger', 'diff' or 'default')"
+            )))
+        }
+    };
+    let Some(promise) = promise else {
+        let (table, _) = rely::resolve_table(db, table_arg, Promise::Diff.only_tables())?;
+        for p in [Promise::Diff, Promise::Trigger] {
+            revoke(db, table_arg, p)?;
+        }
+        return Ok((rely::qualified(&table), choice));
+    };
+    if promise == Promise::Trigger {
+        let (table, _) = rely::resolve_table(db, table_arg, promise.only_tables())?;
+        let (main, _) = crate::catalog::SqlCatalog::new(db).defaults()?;
+        if !table.catalog.eq_ignore_ascii_case(&main) || !super::trigger::supported(db, &table.catalog)? {
+            return Err(Error::InvalidArgument(format!(
+                "table '{}' cannot be captured by triggers: they need DuckDB 2.0 or later, a writable native database                  of storage version v2.0.0 or later (ATTACH ... (STORAGE_VERSION 'v2.0.0') upgrades one), and the                  table in the database that holds the views ('{main}')",
+                rely::qualified(&table)
+            )));
+        }
+    }
+    let declared = declare_source(db, table_arg, promise, None)?;
+    Ok((declared.table, choice))
 }
 
 /// `openivm_declare_append_only(table [, key := column])`.
@@ -107,7 +160,7 @@ fn declare_source(db: &dyn Sql, table_arg: &str, promise: Promise, key: Option<&
     }
     let key = match promise {
         Promise::AppendOnly => key.unwrap_or_else(|| "rowid".into()),
-        Promise::Recorded => String::new(),
+        _ => String::new(),
     };
     Ok(Declared { table: rely::qualified(&table), key })
 }
@@ -130,8 +183,29 @@ pub fn revoke(db: &dyn Sql, table_arg: &str, promise: Promise) -> Result<(String
 /// otherwise append-only or recorded where a declaration is still valid for the table's current
 /// incarnation, diff else. `columns[k]` are all columns of table k; `main` is the database
 /// holding the metadata.
-pub fn sources(db: &dyn Sql, main: &str, tables: &[TableId], columns: &[Vec<ColumnDef>]) -> Result<Vec<SourceKind>> {
-    let mut out = declared_sources(db, main, tables, columns)?;
+pub fn sources(
+    db: &dyn Sql,
+    main: &str,
+    tables: &[TableId],
+    columns: &[Vec<ColumnDef>],
+    default: &str,
+) -> Result<Vec<SourceKind>> {
+    let declared = declared_sources(db, main, tables, columns)?;
+    // A table of the database holding the views, without a declaration, is captured by triggers
+    // where that database allows them (their body writes the log, which lives there).
+    let by_trigger = default == "trigger"
+        && declared.iter().any(Option::is_none)
+        && tables.iter().any(|t| t.catalog.eq_ignore_ascii_case(main))
+        && super::trigger::supported(db, main)?;
+    let mut out: Vec<SourceKind> = declared
+        .into_iter()
+        .zip(tables)
+        .map(|(d, t)| match d {
+            Some(kind) => kind,
+            None if by_trigger && t.catalog.eq_ignore_ascii_case(main) => SourceKind::Trigger,
+            None => SourceKind::Diff,
+        })
+        .collect();
     let mut lakes: Vec<(String, bool)> = Vec::new();
     for (k, t) in tables.iter().enumerate() {
         let is_lake = match lakes.iter().find(|(c, _)| c == &t.catalog) {
@@ -164,8 +238,8 @@ fn declared_sources(
     main: &str,
     tables: &[TableId],
     columns: &[Vec<ColumnDef>],
-) -> Result<Vec<SourceKind>> {
-    let mut out = vec![SourceKind::Diff; tables.len()];
+) -> Result<Vec<Option<SourceKind>>> {
+    let mut out = vec![None; tables.len()];
     if tables.is_empty() || !crate::catalog::main_table_exists(db, "openivm_constraints_cache")? {
         return Ok(out);
     }
@@ -181,14 +255,17 @@ fn declared_sources(
         if token.is_empty() || live.as_deref() != Some(token.as_str()) {
             continue;
         }
-        out[k] = match keys.first() {
-            None if r.text(5)? == Promise::Recorded.kind() => SourceKind::Recorded,
+        let kind = r.text(5)?;
+        out[k] = Some(match keys.first() {
+            None if kind == Promise::Recorded.kind() => SourceKind::Recorded,
+            None if kind == Promise::Diff.kind() => SourceKind::Diff,
+            None if kind == Promise::Trigger.kind() => SourceKind::Trigger,
             None => SourceKind::AppendOnly(Position::RowId),
             Some(key) => match cols.iter().find(|c| &c.name == key) {
                 Some(c) => SourceKind::AppendOnly(Position::Key(c.clone())),
                 None => continue,
             },
-        };
+        });
     }
     Ok(out)
 }

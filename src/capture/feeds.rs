@@ -10,7 +10,7 @@
 //! them part of that batch where they are.
 
 use super::batch_facts::BatchFacts;
-use super::{append_only, diff, DeltaStats, Fresh, SourceKind};
+use super::{append_only, diff, trigger, DeltaStats, Fresh, SourceKind};
 use crate::db::{Cells, Row, Sql};
 use crate::error::{Error, Result};
 use crate::home;
@@ -121,6 +121,7 @@ impl Feed {
                 }
             }
             "recorded" => SourceKind::Recorded,
+            "trigger" => SourceKind::Trigger,
             "ducklake" => SourceKind::DuckLake(
                 t(6)?.parse::<i64>().map_err(|e| Error::Internal(format!("a feed's DuckLake table id: {e}")))?,
             ),
@@ -461,13 +462,22 @@ pub fn find_or_start(
         ],
     )?;
     db.execute(&sql::create_log(&feed.log(), &feed.table, &feed.columns))?;
+    if feed.kind == SourceKind::Trigger {
+        trigger::install(db, &feed)?;
+    }
     Ok(feed)
 }
 
-/// Takes the source's first state: the table as it is in this transaction counts as seen.
+/// Takes the source's first state: the table as it is in this transaction counts as seen. (The
+/// trigger source keeps a diff's snapshot until its first capture: see `trigger`; its triggers
+/// are installed once the log exists.)
 fn start_state(db: &dyn Sql, feed: &mut Feed) -> Result<()> {
     match &feed.kind {
         SourceKind::Diff => diff::start(db, feed),
+        SourceKind::Trigger => {
+            feed.watermark = Some(trigger::INSTALLING.to_string());
+            diff::start(db, feed)
+        }
         SourceKind::Recorded => {
             feed.row_count = db.scalar_int(&sql::count_all(&feed.table), &[])?;
             Ok(())
@@ -500,9 +510,12 @@ pub fn widen(db: &dyn Sql, feed: &mut Feed, columns: &[ColumnDef], table_columns
     if !add_columns(db, feed, columns, table_columns)? {
         return Ok(());
     }
-    if matches!(feed.kind, SourceKind::Diff) {
+    if keeps_snapshot(feed) {
         db.execute(&render::drop_table(&feed.snapshot()))?;
         diff::start(db, feed)?;
+    }
+    if feed.kind == SourceKind::Trigger {
+        trigger::install(db, feed)?;
     }
     FEED_SET_COLUMNS.run(db, [&super::columns_key(&feed.columns), &feed.id.to_string()])
 }
@@ -540,6 +553,11 @@ fn add_columns(db: &dyn Sql, feed: &mut Feed, columns: &[ColumnDef], table_colum
     if feed.pending_rows != 0 {
         return Err(Error::Internal("a feed widened with writes recorded and not captured".into()));
     }
+    // A trigger's body names the log: it goes while the log is replaced, and comes back with
+    // the wider columns (`widen`, `rebuild`).
+    if feed.kind == SourceKind::Trigger {
+        trigger::uninstall(db, feed)?;
+    }
     db.execute_all(&sql::widened_log(&feed.log(), &added))?;
     Ok(true)
 }
@@ -553,14 +571,31 @@ pub fn switch_source(db: &dyn Sql, feed: &mut Feed, kind: &SourceKind) -> Result
 
 /// Drops the feed's source state and takes `kind`'s first state from the table as it is now.
 fn restart(db: &dyn Sql, feed: &mut Feed, kind: &SourceKind) -> Result<()> {
-    if matches!(feed.kind, SourceKind::Diff) {
+    if keeps_snapshot(feed) {
         db.execute(&render::drop_table(&feed.snapshot()))?;
+    }
+    if feed.kind == SourceKind::Trigger {
+        trigger::uninstall(db, feed)?;
     }
     clear_pending(db, feed)?;
     feed.kind = kind.clone();
     feed.watermark = None;
     feed.row_count = 0;
-    start_state(db, feed)
+    start_state(db, feed)?;
+    if feed.kind == SourceKind::Trigger {
+        trigger::install(db, feed)?;
+    }
+    Ok(())
+}
+
+/// Whether the feed keeps a counted snapshot of its table: a diff feed, and a trigger feed
+/// before its first capture.
+fn keeps_snapshot(feed: &Feed) -> bool {
+    match feed.kind {
+        SourceKind::Diff => true,
+        SourceKind::Trigger => trigger::installing(feed),
+        _ => false,
+    }
 }
 
 /// Rebuilds a feed from the table as it is now, under `kind`, when its batches cannot be
@@ -831,6 +866,9 @@ pub fn commit(
         }
         if matches!(feed.kind, SourceKind::Diff) {
             diff::advance(db, feed, fresh)?;
+        } else if keeps_snapshot(feed) && fresh.watermark.is_none() {
+            // The trigger source's first capture diffed the table: the log is trusted from now.
+            db.execute(&render::drop_table(&feed.snapshot()))?;
         }
         if fresh.took_pending {
             if advanced {
@@ -1028,6 +1066,9 @@ pub fn detach_view(db: &dyn Sql, catalog: &str, schema: &str, view: &str) -> Res
     for mut f in feeds {
         f.consumers -= 1;
         if f.consumers <= 0 {
+            if f.kind == SourceKind::Trigger {
+                trigger::uninstall(db, &f)?;
+            }
             db.execute(&render::drop_table(&f.snapshot()))?;
             db.execute(&render::drop_table(&f.log()))?;
             db.execute(&render::drop_table(&f.legacy_pending()))?;

@@ -6,8 +6,8 @@
 //! last capture (one capture per changed table, however many views read it), and the batch is
 //! appended to the feed's change log only while some other view has not applied it yet.
 //!
-//! Two sources produce the batches, chosen per table:
-//! - `diff` (the default for native tables): a counted snapshot of the read columns, compared
+//! These sources produce the batches, chosen per table:
+//! - `diff` (the default for native tables on DuckDB 1.5): a counted snapshot of the read columns, compared
 //!   with the table. Exact for every writer, but it reads the whole table.
 //! - `append_only` (a trusted declaration, `openivm_declare_append_only`): the rows past a
 //!   watermark (the rowid, or a declared ever-increasing key). O(delta).
@@ -17,6 +17,8 @@
 //! - `ducklake` (tables of an attached DuckLake catalog, chosen automatically): DuckLake's own
 //!   change data between the snapshot the feed last captured and the current one. O(delta)
 //!   for inserts; deletions cost a scan of the data files that carry delete files.
+//! - `trigger` (DuckDB 2.0, the default for native tables of databases that allow triggers):
+//!   statement triggers openivm installs log every write's rows, from any writer. O(delta).
 //!
 //! Writes through openivm record their delta in the feed's *open batch* (`write`): rows of the
 //! feed's change log numbered one past its newest batch, which no reader takes until the next
@@ -35,6 +37,7 @@ pub mod diff;
 pub mod ducklake;
 pub mod feeds;
 pub mod recorded;
+pub mod trigger;
 
 use crate::db::{Cells, Row, Sql};
 use crate::error::{Error, Result};
@@ -51,6 +54,8 @@ pub enum SourceKind {
     Recorded,
     /// A table of a DuckLake catalog, with its durable DuckLake table id.
     DuckLake(i64),
+    /// Statement triggers openivm installs append every write's rows to the log (DuckDB 2.0).
+    Trigger,
 }
 
 impl SourceKind {
@@ -60,6 +65,7 @@ impl SourceKind {
             SourceKind::AppendOnly(_) => "append_only",
             SourceKind::Recorded => "recorded",
             SourceKind::DuckLake(_) => "ducklake",
+            SourceKind::Trigger => "trigger",
         }
     }
 
@@ -177,6 +183,7 @@ pub fn capture(db: &dyn Sql, feed: &feeds::Feed, name: &str, size_now: i64) -> R
         SourceKind::AppendOnly(pos) => append_only::capture(db, feed, pos, name, size_now),
         SourceKind::Recorded => recorded::capture(db, feed, name, size_now),
         SourceKind::DuckLake(id) => ducklake::capture(db, feed, *id, name, size_now),
+        SourceKind::Trigger => trigger::capture(db, feed, name, size_now),
     }
 }
 
@@ -308,7 +315,7 @@ pub fn bounded_state(feed: &feeds::Feed, fresh: &Fresh) -> Option<String> {
             Some(crate::render::capture::bounded_state(&feed.table, pos, fresh.watermark.as_deref()))
         }
         SourceKind::DuckLake(_) => lake_state(feed, fresh),
-        SourceKind::Diff | SourceKind::Recorded => None,
+        SourceKind::Diff | SourceKind::Recorded | SourceKind::Trigger => None,
     }
 }
 

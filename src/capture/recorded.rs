@@ -56,7 +56,7 @@ pub fn capture(db: &dyn Sql, feed: &Feed, name: &str, size_now: i64) -> Result<F
 /// +1 and -1 contributes nothing to any term (`feeds::view_delta` says when a view nets its own).
 /// An append-only feed takes its open batch with the rows past its watermark
 /// (`append_only::read`).
-fn open_batch(db: &dyn Sql, feed: &Feed, name: &str) -> Result<(Option<Qualified>, DeltaStats)> {
+pub(super) fn open_batch(db: &dyn Sql, feed: &Feed, name: &str) -> Result<(Option<Qualified>, DeltaStats)> {
     if feed.log_rows == 0 {
         let rows = db.query(&sql::in_log_stats(&feed.open_batch()))?;
         let (stats, others) = DeltaStats::from_row(rows.first())?;

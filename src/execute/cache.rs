@@ -71,6 +71,7 @@ pub struct Settings {
     pub fk_pruning: bool,
     pub refresh_mode: String,
     pub kept_plans: bool,
+    pub default_source: String,
 }
 
 #[derive(Default)]
@@ -387,6 +388,7 @@ impl Cache {
                     fk_pruning: settings::fk_pruning(db)?,
                     refresh_mode: settings::refresh_mode(db)?,
                     kept_plans: settings::kept_plans(db)?,
+                    default_source: settings::default_source(db)?,
                 };
                 self.settings = Some(s.clone());
                 s
@@ -397,6 +399,7 @@ impl Cache {
             fk_pruning: caller.fk_pruning.unwrap_or(stored.fk_pruning),
             refresh_mode: caller.refresh_mode.clone().unwrap_or(stored.refresh_mode),
             kept_plans: caller.kept_plans.unwrap_or(stored.kept_plans),
+            default_source: caller.default_source.clone().unwrap_or(stored.default_source),
         })
     }
 
@@ -480,7 +483,8 @@ impl Cache {
             .ok_or_else(|| Error::Internal("a leaf's table is not among the view's tables".into()))?;
         let metadata: Vec<&str> = std::iter::once(defaults.0.as_str()).chain(self.declared_in.as_deref()).collect();
         let fks = fk_sources::foreign_keys(db, &metadata, &tables)?;
-        let mut sources = declare::sources(db, &defaults.0, &tables, &all_columns)?;
+        let default_source = self.settings(db)?.default_source;
+        let mut sources = declare::sources(db, &defaults.0, &tables, &all_columns, &default_source)?;
         super::chain_sources(db, &defaults.0, &q, &tables, &mut sources)?;
         let now = states_in(db, &tables, self.round.as_mut().unwrap_or(&mut own)).map_err(|e| restale(e, name))?;
         let (last_incremental_ms, incremental_ran, last_incremental_capture_ms, last_full_ms) =

@@ -499,8 +499,13 @@ fn mark_as_ours(db: &dyn Sql, at: &Qualified) -> Result<String> {
 pub fn create(db: &dyn Sql, cache: &mut Cache, name: &str, query: &str) -> Result<Created> {
     let started = Instant::now();
     let defaults = cache.defaults(db)?;
+    let caller_source = cache.caller.default_source.clone();
     let attempt = |sums: Sums| -> Result<Created> {
         ensure_metadata(db)?;
+        let source = match &caller_source {
+            Some(s) => s.clone(),
+            None => crate::settings::default_source(db)?,
+        };
         let at = view_location(&defaults, name)?;
         if at.name.to_ascii_lowercase().starts_with("openivm_") {
             return Err(Error::InvalidArgument(format!("names starting with openivm_ are reserved ('{}')", at.name)));
@@ -523,7 +528,7 @@ pub fn create(db: &dyn Sql, cache: &mut Cache, name: &str, query: &str) -> Resul
                 at.name, at.name
             )));
         }
-        create_in(db, &at, query, started, sums)
+        create_in(db, &at, query, started, sums, &source)
     };
     // A sum too large for its 64-bit column fails the fill: the whole create runs again with
     // 128-bit sums (see `render::stored_table`).
@@ -546,13 +551,13 @@ pub enum Sums {
 /// Creates the maintained view `at` in the caller's transaction (its name checked); the stages
 /// its query needs are created first, and dropped again when the query is maintained by
 /// recomputing after all.
-fn create_in(db: &dyn Sql, at: &Qualified, query: &str, started: Instant, sums: Sums) -> Result<Created> {
+fn create_in(db: &dyn Sql, at: &Qualified, query: &str, started: Instant, sums: Sums, source: &str) -> Result<Created> {
     let at = at.clone();
     {
         // DuckDB's own binder has the last word on the query and names its columns. A query
         // without incremental rules that DuckDB can run is maintained by recomputing it.
         let made = std::cell::RefCell::new(Vec::new());
-        let (q, outputs, macros) = match compile_making_stages(db, query, &at.catalog, &made, sums) {
+        let (q, outputs, macros) = match compile_making_stages(db, query, &at.catalog, &made, sums, source) {
             Ok(compiled) => compiled,
             Err(why) if strategy::falls_back(&why) => {
                 // (a stage's own stages went with it when nothing else reads them)
@@ -582,7 +587,7 @@ fn create_in(db: &dyn Sql, at: &Qualified, query: &str, started: Instant, sums: 
         // Attach to the tables' feeds first: a feed other views already read is brought up to
         // date (its batch logged for them), so that the fill below and the cursor agree.
         let attaching = Instant::now();
-        attach(db, &q, &at, &at.catalog)?;
+        attach(db, &q, &at, &at.catalog, source)?;
         let capture_ms = elapsed_ms(attaching);
         let data = free_data_table(db, &at)?;
         // The stored columns get the types refreshes produce; the fill is cast to them.
@@ -646,8 +651,9 @@ fn compile_making_stages(
     catalog: &str,
     made: &std::cell::RefCell<Vec<Qualified>>,
     sums: Sums,
+    source: &str,
 ) -> Result<(ViewQuery, Vec<OutputColumn>, Vec<Macro>)> {
-    let maker = |sql: &str| -> Result<Option<TableId>> { make_stage(db, sql, catalog, made, sums) };
+    let maker = |sql: &str| -> Result<Option<TableId>> { make_stage(db, sql, catalog, made, sums, source) };
     let json = PARSE_TREE.scalar(db, [query])?.ok_or_else(|| Error::Parse("DuckDB returned no parse tree".into()))?;
     let select = parse_select(&json)?;
     let mut q = bind(select, &SqlCatalog::making_stages(db, &maker))?;
@@ -665,6 +671,7 @@ fn make_stage(
     catalog: &str,
     made: &std::cell::RefCell<Vec<Qualified>>,
     sums: Sums,
+    source: &str,
 ) -> Result<Option<TableId>> {
     if let Some(name) = crate::sql::views::STAGE_FIND.rows(db, [sql])?.first().map(|r| r.text(0)).transpose()? {
         return Ok(Some(TableId { catalog: catalog.to_string(), schema: feeds::SCHEMA.into(), name }));
@@ -673,7 +680,7 @@ fn make_stage(
     // incrementally on its own gets no stage, and the name below is chosen after every stage
     // it reads exists, so that none of them can take it meanwhile.
     let json = PARSE_TREE.scalar(db, [sql])?.ok_or_else(|| Error::Parse("DuckDB returned no parse tree".into()))?;
-    let maker = |s: &str| -> Result<Option<TableId>> { make_stage(db, s, catalog, made, sums) };
+    let maker = |s: &str| -> Result<Option<TableId>> { make_stage(db, s, catalog, made, sums, source) };
     match parse_select(&json).and_then(|s| bind(s, &SqlCatalog::making_stages(db, &maker))) {
         Ok(_) => {}
         Err(e) if strategy::falls_back(&e) || matches!(e, Error::Parse(_)) => return Ok(None),
@@ -692,7 +699,7 @@ fn make_stage(
         }
         n += 1;
     };
-    let created = create_in(db, &at, sql, Instant::now(), sums)?;
+    let created = create_in(db, &at, sql, Instant::now(), sums, source)?;
     if created.strategy == Strategy::Full {
         drop_in(db, &at)?;
         return Ok(None);
@@ -731,13 +738,13 @@ pub fn chain_sources(
 
 /// Attaches a view to the feeds of its tables (starting feeds no view reads yet), with its
 /// cursors at each feed's newest batch after bringing shared feeds up to date.
-fn attach(db: &dyn Sql, q: &ViewQuery, at: &Qualified, catalog: &str) -> Result<()> {
+pub(crate) fn attach(db: &dyn Sql, q: &ViewQuery, at: &Qualified, catalog: &str, source: &str) -> Result<()> {
     let tables = q.tables();
     let all_columns: Vec<Vec<ColumnDef>> = tables
         .iter()
         .map(|t| q.leaves.iter().find(|l| &l.table == t).map(|l| l.columns.clone()).unwrap_or_default())
         .collect();
-    let mut kinds = capture::declare::sources(db, catalog, &tables, &all_columns)?;
+    let mut kinds = capture::declare::sources(db, catalog, &tables, &all_columns, source)?;
     chain_sources(db, catalog, q, &tables, &mut kinds)?;
     let sizes: Vec<i64> = cache::table_states(db, &tables)?.iter().map(|s| s.2).collect();
     // The database's refresh mode, read at most once, and only for a feed that may need it.

@@ -1444,7 +1444,8 @@ fn finish(
     if p.detach {
         feeds::detach_view(db, &at.catalog, &at.schema, &at.name)?;
     } else if p.reattach {
-        super::attach(db, &p.c.q, &at, &at.catalog)?;
+        let source = cache.settings(db)?.default_source;
+        super::attach(db, &p.c.q, &at, &at.catalog, &source)?;
         cache.resumed(&p.key);
     }
     for i in p.inputs.iter_mut() {

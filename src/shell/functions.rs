@@ -199,6 +199,15 @@ fn revoke_recorded(inst: &Call, args: &Args) -> Result<Rows> {
     Ok(vec![vec![Value::Text(t), Value::Bool(revoked)]])
 }
 
+fn set_source(inst: &Call, args: &Args) -> Result<Rows> {
+    let (table, source) = (args.text(0, "table_name")?, args.text(1, "source")?);
+    let (t, chosen) = inst.with_session(|db, s| {
+        s.invalidate();
+        s.in_database(db, None, |db, _, _| declare::set_source(db, table, source))
+    })?;
+    Ok(vec![vec![Value::Text(t), Value::Text(chosen)]])
+}
+
 fn written_row(w: write::Written) -> Rows {
     vec![vec![Value::Text(w.table), Value::Int(w.rows)]]
 }
@@ -529,6 +538,16 @@ pub static SPECS: &[Spec] = &[
         named_text: &[],
         columns: &[("table_name", T::Varchar), ("revoked", T::Boolean)],
         run: revoke_recorded,
+        validate: Some(valid_table),
+    },
+    Spec {
+        name: "openivm_set_source",
+        params: &["table_name", "source"],
+        nullable: &[],
+        named_flags: &[],
+        named_text: &[],
+        columns: &[("table_name", T::Varchar), ("source", T::Varchar)],
+        run: set_source,
         validate: Some(valid_table),
     },
     Spec {

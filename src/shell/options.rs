@@ -60,8 +60,11 @@ pub unsafe fn register(conn: ffi::duckdb_connection) -> Result<()> {
         let mut option = ffi::duckdb_create_config_option();
         let name = CString::new(s.name).unwrap_or_default();
         let description = CString::new(s.description).unwrap_or_default();
-        let type_id =
-            if s.choices.is_empty() { ffi::DUCKDB_TYPE_DUCKDB_TYPE_BOOLEAN } else { ffi::DUCKDB_TYPE_DUCKDB_TYPE_VARCHAR };
+        let type_id = if s.choices.is_empty() {
+            ffi::DUCKDB_TYPE_DUCKDB_TYPE_BOOLEAN
+        } else {
+            ffi::DUCKDB_TYPE_DUCKDB_TYPE_VARCHAR
+        };
         let mut ty = ffi::duckdb_create_logical_type(type_id);
         ffi::duckdb_config_option_set_name(option, name.as_ptr());
         ffi::duckdb_config_option_set_type(option, ty);

@@ -1,0 +1,145 @@
+//! The trigger source (DuckDB 2.0, databases of storage v2.0.0+): statement triggers openivm
+//! installs on the table append every write's changed rows to the feed's change log, unstamped,
+//! in the writer's own transaction, whoever writes (other connections and processes, COPY,
+//! appenders). A capture stamps the unstamped rows its snapshot sees as the feed's next batch
+//! (rows of writers that commit later stay unstamped for the next one) and takes them in as the
+//! open batch of a recorded feed is taken: O(rows written), whatever the table's size.
+//!
+//! Installing: a writer that wrote the table before the triggers existed fires none. The
+//! installing transaction sets the table's comment to itself, which turns the commit of such a
+//! writer still open into an error; one that committed while the triggers were being installed
+//! is found by a diff: a feed keeps a counted snapshot (as the diff source does) until its
+//! first capture, which diffs the table and drops the unstamped rows it sees (the diff holds
+//! them), and only then trusts the log.
+//!
+//! Health: every capture checks that the triggers are on the table as they were installed
+//! (`duckdb_triggers().sql`, recorded at installation). A dropped or replaced trigger, a table
+//! created again, or a database exported and imported lose writes: the refresh fails and names
+//! the repair, a full refresh, which installs them again.
+
+use super::feeds::Feed;
+use super::{recorded, DeltaStats, Fresh};
+use crate::db::{Cells, Sql};
+use crate::error::{Error, Result};
+use crate::render::trigger::{self as sql, Event};
+
+/// The watermark of a feed whose triggers are installed and whose first capture (a diff) has
+/// not run yet.
+pub const INSTALLING: &str = "installing";
+
+/// Whether the feed still diffs its table at its next capture (`INSTALLING`).
+pub fn installing(feed: &Feed) -> bool {
+    feed.watermark.as_deref() == Some(INSTALLING)
+}
+
+/// Whether tables of database `catalog` can carry openivm's triggers: DuckDB 2.0 or later, a
+/// native database that is not read-only, in memory or of storage v2.0.0 or later.
+pub fn supported(db: &dyn Sql, catalog: &str) -> Result<bool> {
+    let rows = db.query(&sql::support(catalog))?;
+    let Some(r) = rows.first() else { return Ok(false) };
+    Ok(supports(&r.text(0)?, r.opt_text(1)?, r.opt_text(2)?, r.opt_text(3)?))
+}
+
+/// `supported` on what DuckDB reports: its version (`v2.0.1`), the database's storage version
+/// tag (none in memory), type and read-only flag.
+pub fn supports(library: &str, storage: Option<&str>, kind: Option<&str>, read_only: Option<&str>) -> bool {
+    let major = |v: &str| v.trim_start_matches('v').split('.').next().and_then(|m| m.parse::<u32>().ok());
+    let native = kind.is_some_and(|k| k.eq_ignore_ascii_case("duckdb"));
+    let writable = read_only.is_some_and(|r| r.eq_ignore_ascii_case("false"));
+    major(library).is_some_and(|m| m >= 2)
+        && native
+        && writable
+        && storage.map_or(true, |s| major(s).is_some_and(|m| m >= 2))
+}
+
+/// Installs (or replaces) the feed's triggers on its table, writing into its log (which must
+/// exist), fences writers that wrote before them, and records them as DuckDB keeps them.
+pub fn install(db: &dyn Sql, feed: &Feed) -> Result<()> {
+    for e in Event::ALL {
+        db.execute(&sql::create(e, feed.id, &feed.table, &feed.log(), &feed.columns))?;
+    }
+    let comment = db.query(&sql::table_comment(&feed.table))?;
+    let comment = comment.first().map(|r| r.opt_text(0)).transpose()?.flatten().map(str::to_string);
+    db.execute(&sql::fence(&feed.table, comment.as_deref()))?;
+    db.execute(&sql::create_registry(&feed.catalog))?;
+    db.execute(&sql::forget(&feed.catalog, feed.id))?;
+    db.execute(&sql::remember(&feed.catalog, feed.id, &feed.table))
+}
+
+/// Removes the feed's triggers (those still there) and their record.
+pub fn uninstall(db: &dyn Sql, feed: &Feed) -> Result<()> {
+    for e in Event::ALL {
+        db.execute(&sql::drop(e, feed.id, &feed.table))?;
+    }
+    db.execute(&sql::create_registry(&feed.catalog))?;
+    db.execute(&sql::forget(&feed.catalog, feed.id))
+}
+
+/// Fails unless the feed's triggers are on its table as they were installed.
+pub fn check(db: &dyn Sql, feed: &Feed) -> Result<()> {
+    let rows = db.query(&sql::health(&feed.catalog, feed.id, &feed.table))?;
+    let (missing, recorded) = match rows.first() {
+        Some(r) => (r.text(0)?, r.int(1)?),
+        None => (String::new(), 0),
+    };
+    if missing.is_empty() && recorded == Event::ALL.len() as i64 {
+        return Ok(());
+    }
+    let what = if missing.is_empty() {
+        "the record of its triggers is incomplete".to_string()
+    } else {
+        format!("trigger(s) {missing} are gone or were replaced")
+    };
+    Err(Error::BrokenPromise(format!(
+        "table '{t}' is captured by triggers openivm installed, but {what} (a DROP TRIGGER, CREATE OR REPLACE TABLE, \
+         or an EXPORT/IMPORT DATABASE drops them): writes since then may be missing from its change log. Refresh \
+         with mode := 'full' to recompute the view and install the triggers again; to capture the table by diffing \
+         it instead, CALL openivm_set_source('{t}', 'diff')",
+        t = crate::rely::qualified(&feed.table),
+    )))
+}
+
+/// Captures the feed's batch: while installing, a diff of the table (whose unstamped log rows it
+/// holds, so they are dropped); else the log's unstamped rows, stamped as the next batch.
+pub fn capture(db: &dyn Sql, feed: &Feed, name: &str, size_now: i64) -> Result<Fresh> {
+    check(db, feed)?;
+    if installing(feed) {
+        db.execute(&sql::drop_unstamped(&feed.log()))?;
+        return Ok(Fresh { watermark: None, ..super::diff::capture(db, feed, name, size_now)? });
+    }
+    let open = feed.open_batch();
+    let stamped = db.scalar_int(&sql::stamp(&open.log, open.seq), &[])?;
+    let (delta, stats) = if stamped > 0 {
+        let armed = Feed { pending_rows: stamped, ..feed.clone() };
+        recorded::open_batch(db, &armed, name)?
+    } else {
+        (None, DeltaStats::default())
+    };
+    let logged = stats.rows;
+    Ok(Fresh {
+        delta,
+        stats,
+        watermark: None,
+        row_count: feed.row_count,
+        size_seen: size_now,
+        net: None,
+        took_pending: stamped > 0,
+        logged,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::supports;
+
+    #[test]
+    fn triggers_need_duckdb_2_and_a_storage_2_database() {
+        let f = Some("false");
+        assert!(supports("v2.0.1", None, Some("duckdb"), f));
+        assert!(supports("v2.0.1", Some("v2.0.0+"), Some("duckdb"), f));
+        assert!(!supports("v2.0.1", Some("v1.0.0+"), Some("duckdb"), f));
+        assert!(!supports("v1.5.5", None, Some("duckdb"), f));
+        assert!(!supports("v2.0.1", None, Some("ducklake"), f));
+        assert!(!supports("v2.0.1", Some("v2.0.0+"), Some("duckdb"), Some("true")));
+    }
+}

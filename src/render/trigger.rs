@@ -1,0 +1,190 @@
+//! SQL of the trigger source (DuckDB 2.0): the statement triggers that append every write's
+//! changed rows to a feed's change log, unstamped (`openivm_seq` NULL), the stamp a capture puts
+//! on the rows its snapshot sees, and the registry that lets a refresh check the triggers are
+//! still the ones openivm installed.
+
+use super::capture::SEQ;
+use super::{ident, list, literal, table, Qualified, MULTIPLICITY};
+use crate::ir::{ColumnDef, TableId};
+
+/// The write events a feed's triggers capture, and the transition tables each one offers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Event {
+    Insert,
+    Delete,
+    Update,
+}
+
+impl Event {
+    pub const ALL: [Event; 3] = [Event::Insert, Event::Delete, Event::Update];
+
+    fn keyword(self) -> &'static str {
+        match self {
+            Event::Insert => "INSERT",
+            Event::Delete => "DELETE",
+            Event::Update => "UPDATE",
+        }
+    }
+
+    /// The name of feed `feed`'s trigger for this event (a trigger lives in its table's schema).
+    pub fn trigger_name(self, feed: i64) -> String {
+        format!("openivm_feed_{feed}_{}", self.keyword().to_ascii_lowercase())
+    }
+}
+
+const NEW: &str = "openivm_new";
+const OLD: &str = "openivm_old";
+
+/// The rows of a transition table as log rows of multiplicity `sign` (the batch left NULL).
+fn signed_rows(cols: &[ColumnDef], from: &str, sign: i8) -> String {
+    format!("SELECT {}, {sign} FROM {from}", list(cols, ", ", |c| ident(&c.name)))
+}
+
+/// `CREATE OR REPLACE TRIGGER` of feed `feed`'s trigger for `event` on `base`, appending the
+/// columns `cols` of each changed row to `log` with its multiplicity. Explicit column lists: a
+/// column added to the table later must not change what the body inserts. `log` is named with
+/// its catalog, so that a writer whose default database is another one (an `ATTACH` under the
+/// database's own name) reaches it: DuckDB binds a trigger's body in the writer's catalog.
+pub fn create(event: Event, feed: i64, base: &TableId, log: &Qualified, cols: &[ColumnDef]) -> String {
+    let (referencing, rows) = match event {
+        Event::Insert => (format!("NEW TABLE AS {NEW}"), signed_rows(cols, NEW, 1)),
+        Event::Delete => (format!("OLD TABLE AS {OLD}"), signed_rows(cols, OLD, -1)),
+        Event::Update => (
+            format!("OLD TABLE AS {OLD} NEW TABLE AS {NEW}"),
+            format!("{} UNION ALL {}", signed_rows(cols, OLD, -1), signed_rows(cols, NEW, 1)),
+        ),
+    };
+    format!(
+        "CREATE OR REPLACE TRIGGER {} AFTER {} ON {} REFERENCING {referencing} FOR EACH STATEMENT \
+         INSERT INTO {} ({}, {}) {rows}",
+        ident(&event.trigger_name(feed)),
+        event.keyword(),
+        table(base),
+        log.sql(),
+        list(cols, ", ", |c| ident(&c.name)),
+        ident(MULTIPLICITY),
+    )
+}
+
+pub fn drop(event: Event, feed: i64, base: &TableId) -> String {
+    format!("DROP TRIGGER IF EXISTS {} ON {}", ident(&event.trigger_name(feed)), table(base))
+}
+
+/// Sets the table's comment to what it is: in the transaction that installs the triggers, this
+/// makes the commit of a writer that wrote the table before the triggers existed (and so fired
+/// none) fail instead of losing its rows.
+pub fn fence(base: &TableId, comment: Option<&str>) -> String {
+    format!("COMMENT ON TABLE {} IS {}", table(base), comment.map_or("NULL".to_string(), literal))
+}
+
+/// The table's comment.
+pub fn table_comment(base: &TableId) -> String {
+    format!(
+        "SELECT comment FROM duckdb_tables() WHERE database_name = {} AND schema_name = {} AND table_name = {}",
+        literal(&base.catalog),
+        literal(&base.schema),
+        literal(&base.name)
+    )
+}
+
+/// Makes the log's unstamped rows (writes committed before this transaction's snapshot) batch
+/// `seq`; its result is their number. Rows of writers that commit later stay unstamped.
+pub fn stamp(log: &Qualified, seq: i64) -> String {
+    format!("UPDATE {} SET {SEQ} = {seq} WHERE {SEQ} IS NULL", log.sql())
+}
+
+/// Deletes the log's unstamped rows this transaction sees: writes a diff of the table read in
+/// the same transaction holds already.
+pub fn drop_unstamped(log: &Qualified) -> String {
+    format!("DELETE FROM {} WHERE {SEQ} IS NULL", log.sql())
+}
+
+/// The registry of installed triggers, in the database holding the metadata: each trigger's
+/// name and the text DuckDB keeps for it (`duckdb_triggers().sql`), read back at installation.
+pub fn registry(catalog: &str) -> Qualified {
+    Qualified { catalog: catalog.to_string(), schema: "openivm".into(), name: "triggers".into() }
+}
+
+pub fn create_registry(catalog: &str) -> String {
+    format!(
+        "CREATE TABLE IF NOT EXISTS {} (feed_id BIGINT NOT NULL, trigger_name VARCHAR NOT NULL, \
+         trigger_sql VARCHAR NOT NULL)",
+        registry(catalog).sql()
+    )
+}
+
+pub fn forget(catalog: &str, feed: i64) -> String {
+    format!("DELETE FROM {} WHERE feed_id = {feed}", registry(catalog).sql())
+}
+
+/// Records feed `feed`'s triggers on `base` as DuckDB keeps them.
+pub fn remember(catalog: &str, feed: i64, base: &TableId) -> String {
+    let names = list(&Event::ALL, ", ", |e| literal(&e.trigger_name(feed)));
+    format!(
+        "INSERT INTO {} SELECT {feed}, trigger_name, sql FROM duckdb_triggers() WHERE {} AND trigger_name IN ({names})",
+        registry(catalog).sql(),
+        on_table(base)
+    )
+}
+
+fn on_table(base: &TableId) -> String {
+    format!(
+        "database_name = {} AND schema_name = {} AND table_name = {}",
+        literal(&base.catalog),
+        literal(&base.schema),
+        literal(&base.name)
+    )
+}
+
+/// The names of feed `feed`'s triggers that are not on `base` as they were installed (dropped,
+/// replaced, or gone with the table), and how many the registry holds.
+pub fn health(catalog: &str, feed: i64, base: &TableId) -> String {
+    format!(
+        "SELECT coalesce(string_agg(r.trigger_name, ', ' ORDER BY r.trigger_name) FILTER (WHERE d.trigger_name IS NULL), ''), \
+         count(*)::BIGINT FROM {} r LEFT JOIN (SELECT trigger_name, sql FROM duckdb_triggers() WHERE {}) d \
+         ON d.trigger_name = r.trigger_name AND d.sql = r.trigger_sql WHERE r.feed_id = {feed}",
+        registry(catalog).sql(),
+        on_table(base)
+    )
+}
+
+/// What decides whether a database can carry triggers: DuckDB's version, and the database's
+/// storage version and type.
+pub fn support(catalog: &str) -> String {
+    format!(
+        "SELECT (SELECT library_version FROM pragma_version()), \
+         (SELECT tags['storage_version'] FROM duckdb_databases() WHERE database_name = {c}), \
+         (SELECT type FROM duckdb_databases() WHERE database_name = {c}), \
+         (SELECT readonly FROM duckdb_databases() WHERE database_name = {c})::VARCHAR",
+        c = literal(catalog)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn col(n: &str) -> ColumnDef {
+        ColumnDef { name: n.into(), ty: "INTEGER".into(), collation: None }
+    }
+
+    #[test]
+    fn an_update_trigger_logs_old_rows_negative_and_new_rows_positive() {
+        let base = TableId { catalog: "db".into(), schema: "main".into(), name: "t".into() };
+        let log = Qualified { catalog: "db".into(), schema: "openivm".into(), name: "log_4".into() };
+        let s = create(Event::Update, 4, &base, &log, &[col("a"), col("b")]);
+        assert_eq!(
+            s,
+            "CREATE OR REPLACE TRIGGER \"openivm_feed_4_update\" AFTER UPDATE ON \"db\".\"main\".\"t\" REFERENCING \
+             OLD TABLE AS openivm_old NEW TABLE AS openivm_new FOR EACH STATEMENT INSERT INTO \"db\".\"openivm\".\"log_4\" \
+             (\"a\", \"b\", \"openivm_multiplicity\") SELECT \"a\", \"b\", -1 FROM openivm_old UNION ALL SELECT \"a\", \"b\", 1 \
+             FROM openivm_new"
+        );
+    }
+
+    #[test]
+    fn a_stamp_takes_only_unstamped_rows() {
+        let log = Qualified { catalog: "db".into(), schema: "openivm".into(), name: "log_4".into() };
+        assert_eq!(stamp(&log, 7), "UPDATE \"db\".\"openivm\".\"log_4\" SET openivm_seq = 7 WHERE openivm_seq IS NULL");
+    }
+}
