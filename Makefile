@@ -23,7 +23,7 @@ SEED         ?= 42
 BATCHES      ?= 500
 
 .PHONY: all release debug venv venv2 demo demo2 test test-unit test-sql test-python test-differential test-corpus \
-        test-compat test-sql-duckdb2 test-long venv-bench bench bench-quick clean
+        test-compat test-sql-duckdb2 test-long venv-bench bench bench-quick bench-triggers clean
 
 all: release
 
@@ -129,6 +129,11 @@ bench: release $(BENCH_STAMP)
 # The same code at small sizes, 3 runs: asserts correctness, nothing about time (bench/results/quick/).
 bench-quick: release $(BENCH_STAMP)
 	$(BENCH_PY) bench/run.py --quick --extension $(EXTENSION) $(BENCH_ARGS)
+
+# The trigger source on DuckDB 2.0.1 against recompute (bench/trigger_source.py); results in
+# bench/results/trigger_source.md. Pass options through BENCH_ARGS, e.g. BENCH_ARGS="--rows 20000000".
+bench-triggers: release $(VENV2_STAMP)
+	$(VENV2)/bin/python bench/trigger_source.py --extension $(EXTENSION) $(BENCH_ARGS)
 
 clean:
 	cargo clean

@@ -18,7 +18,7 @@
 //! the repair, a full refresh, which installs them again.
 
 use super::feeds::Feed;
-use super::{recorded, DeltaStats, Fresh};
+use super::{recorded, temp_name, DeltaStats, Fresh};
 use crate::db::{Cells, Sql};
 use crate::error::{Error, Result};
 use crate::render::trigger::{self as sql, Event};
@@ -100,32 +100,45 @@ pub fn check(db: &dyn Sql, feed: &Feed) -> Result<()> {
 }
 
 /// Captures the feed's batch: while installing, a diff of the table (whose unstamped log rows it
-/// holds, so they are dropped); else the log's unstamped rows, stamped as the next batch.
+/// holds, so they are dropped); else the log's unstamped rows. Rows that only insert are stamped
+/// as the next batch and taken where they lie. A batch that deletes is netted first (into a
+/// temp table, its raw rows deleted from the log): a row inserted and deleted again, or an
+/// update of columns no view reads, leaves nothing, so no term evaluates the view's expressions
+/// on rows the table never held at a refresh (a cast that fails on them), and a referenced
+/// table whose keys did not change keeps its terms prunable.
 pub fn capture(db: &dyn Sql, feed: &Feed, name: &str, size_now: i64) -> Result<Fresh> {
     check(db, feed)?;
     if installing(feed) {
         db.execute(&sql::drop_unstamped(&feed.log()))?;
         return Ok(Fresh { watermark: None, ..super::diff::capture(db, feed, name, size_now)? });
     }
-    let open = feed.open_batch();
-    let stamped = db.scalar_int(&sql::stamp(&open.log, open.seq), &[])?;
-    let (delta, stats) = if stamped > 0 {
-        let armed = Feed { pending_rows: stamped, ..feed.clone() };
-        recorded::open_batch(db, &armed, name)?
-    } else {
-        (None, DeltaStats::default())
-    };
-    let logged = stats.rows;
-    Ok(Fresh {
+    let log = feed.log();
+    let (raw, _) = DeltaStats::from_row(db.query(&sql::unstamped_stats(&log))?.first())?;
+    let fresh = |delta, stats, took_pending, logged| Fresh {
         delta,
         stats,
         watermark: None,
         row_count: feed.row_count,
         size_seen: size_now,
         net: None,
-        took_pending: stamped > 0,
+        took_pending,
         logged,
-    })
+    };
+    if raw.rows == 0 {
+        return Ok(fresh(None, raw, false, 0));
+    }
+    if raw.deletes == 0 {
+        let open = feed.open_batch();
+        let stamped = db.scalar_int(&sql::stamp(&log, open.seq), &[])?;
+        let armed = Feed { pending_rows: stamped, ..feed.clone() };
+        let (delta, stats) = recorded::open_batch(db, &armed, name)?;
+        let logged = stats.rows;
+        return Ok(fresh(delta, stats, true, logged));
+    }
+    let delta = temp_name(name, 0);
+    let stats = super::netted_delta(db, &delta, &[sql::unstamped(&log, &feed.columns)], &feed.columns)?;
+    db.execute(&sql::drop_unstamped(&log))?;
+    Ok(fresh((stats.rows > 0).then_some(delta), stats, false, 0))
 }
 
 #[cfg(test)]

@@ -35,9 +35,15 @@ impl Event {
 const NEW: &str = "openivm_new";
 const OLD: &str = "openivm_old";
 
+/// The columns of a log row a trigger writes, each followed by a comma (none for a view that
+/// reads no column, `count(*)`).
+fn leading(cols: &[ColumnDef]) -> String {
+    list(cols, "", |c| format!("{}, ", ident(&c.name)))
+}
+
 /// The rows of a transition table as log rows of multiplicity `sign` (the batch left NULL).
 fn signed_rows(cols: &[ColumnDef], from: &str, sign: i8) -> String {
-    format!("SELECT {}, {sign} FROM {from}", list(cols, ", ", |c| ident(&c.name)))
+    format!("SELECT {}{sign} FROM {from}", leading(cols))
 }
 
 /// `CREATE OR REPLACE TRIGGER` of feed `feed`'s trigger for `event` on `base`, appending the
@@ -56,12 +62,12 @@ pub fn create(event: Event, feed: i64, base: &TableId, log: &Qualified, cols: &[
     };
     format!(
         "CREATE OR REPLACE TRIGGER {} AFTER {} ON {} REFERENCING {referencing} FOR EACH STATEMENT \
-         INSERT INTO {} ({}, {}) {rows}",
+         INSERT INTO {} ({}{}) {rows}",
         ident(&event.trigger_name(feed)),
         event.keyword(),
         table(base),
         log.sql(),
-        list(cols, ", ", |c| ident(&c.name)),
+        leading(cols),
         ident(MULTIPLICITY),
     )
 }
@@ -91,6 +97,21 @@ pub fn table_comment(base: &TableId) -> String {
 /// `seq`; its result is their number. Rows of writers that commit later stay unstamped.
 pub fn stamp(log: &Qualified, seq: i64) -> String {
     format!("UPDATE {} SET {SEQ} = {seq} WHERE {SEQ} IS NULL", log.sql())
+}
+
+/// The log's unstamped rows this transaction sees, as delta rows on `cols`.
+pub fn unstamped(log: &Qualified, cols: &[ColumnDef]) -> String {
+    format!("SELECT {}{} FROM {} WHERE {SEQ} IS NULL", leading(cols), ident(MULTIPLICITY), log.sql())
+}
+
+/// How many unstamped rows the log holds, and how many of them delete (multiplicity -1), in the
+/// shape of `DeltaStats::from_row`.
+pub fn unstamped_stats(log: &Qualified) -> String {
+    format!(
+        "SELECT count(*)::BIGINT, count(*) FILTER (WHERE {} < 0)::BIGINT, NULL::VARCHAR FROM {} WHERE {SEQ} IS NULL",
+        ident(MULTIPLICITY),
+        log.sql()
+    )
 }
 
 /// Deletes the log's unstamped rows this transaction sees: writes a diff of the table read in
@@ -180,6 +201,15 @@ mod tests {
              (\"a\", \"b\", \"openivm_multiplicity\") SELECT \"a\", \"b\", -1 FROM openivm_old UNION ALL SELECT \"a\", \"b\", 1 \
              FROM openivm_new"
         );
+    }
+
+    #[test]
+    fn a_trigger_of_a_feed_without_columns_logs_multiplicities() {
+        let base = TableId { catalog: "db".into(), schema: "main".into(), name: "t".into() };
+        let log = Qualified { catalog: "db".into(), schema: "openivm".into(), name: "log_4".into() };
+        assert!(create(Event::Delete, 4, &base, &log, &[]).ends_with(
+            "INSERT INTO \"db\".\"openivm\".\"log_4\" (\"openivm_multiplicity\") SELECT -1 FROM openivm_old"
+        ));
     }
 
     #[test]
