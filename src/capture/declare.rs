@@ -20,7 +20,7 @@ use crate::ir::{ColumnDef, TableId};
 use crate::rely;
 use crate::render::capture::Position;
 
-use crate::sql::catalog::REFERENCED_TABLES;
+use crate::sql::catalog::TRIGGER_CANDIDATES;
 use crate::sql::facts::APPEND_ONLY_DELETE as DELETE;
 use crate::sql::facts::APPEND_ONLY_FIND as FIND;
 use crate::sql::facts::APPEND_ONLY_INSERT as INSERT;
@@ -198,18 +198,17 @@ pub fn sources(
         && declared.iter().any(Option::is_none)
         && tables.iter().any(|t| t.catalog.eq_ignore_ascii_case(main))
         && super::trigger::supported(db, main)?;
-    // DuckDB 2.0.1 runs an UPDATE of a table with an UPDATE trigger as a delete and an insert,
-    // which a FOREIGN KEY referencing the table refuses: such tables keep the diff unless a user
-    // chooses triggers for them (`openivm_set_source`).
-    let referenced: Vec<(String, String)> = if by_trigger {
-        REFERENCED_TABLES.rows(db, [main])?.iter().map(|r| Ok((r.text(0)?, r.text(1)?))).collect::<Result<_>>()?
+    // Only base tables carry triggers. DuckDB 2.0.1 runs an UPDATE of a table with an UPDATE
+    // trigger as a delete and an insert, which a FOREIGN KEY referencing the table refuses: such
+    // tables keep the diff unless a user chooses triggers for them (`openivm_set_source`).
+    let capturable: Vec<(String, String)> = if by_trigger {
+        TRIGGER_CANDIDATES.rows(db, [main])?.iter().map(|r| Ok((r.text(0)?, r.text(1)?))).collect::<Result<_>>()?
     } else {
         vec![]
     };
     let by_default = |t: &TableId| {
-        by_trigger
-            && t.catalog.eq_ignore_ascii_case(main)
-            && !referenced.iter().any(|(s, n)| s.eq_ignore_ascii_case(&t.schema) && n.eq_ignore_ascii_case(&t.name))
+        t.catalog.eq_ignore_ascii_case(main)
+            && capturable.iter().any(|(s, n)| s.eq_ignore_ascii_case(&t.schema) && n.eq_ignore_ascii_case(&t.name))
     };
     let mut out: Vec<SourceKind> = declared
         .into_iter()

@@ -14,8 +14,9 @@
 //!
 //! Health: every capture checks that the triggers are on the table as they were installed
 //! (`duckdb_triggers().sql`, recorded at installation). A dropped or replaced trigger, a table
-//! created again, or a database exported and imported lose writes: the refresh fails and names
-//! the repair, a full refresh, which installs them again.
+//! created again, or a database exported and imported lose writes: the refresh recomputes the
+//! view, installs the triggers again, and marks the feed's other views to recompute (as for a
+//! DuckLake range that cannot be read); `openivm_explain` reports the error.
 
 use super::feeds::Feed;
 use super::{recorded, temp_name, DeltaStats, Fresh};
@@ -66,10 +67,11 @@ pub fn install(db: &dyn Sql, feed: &Feed) -> Result<()> {
     db.execute(&sql::remember(&feed.catalog, feed.id, &feed.table))
 }
 
-/// Removes the feed's triggers (those still there) and their record.
+/// Removes the feed's triggers (those still there: none once the table was dropped) and their
+/// record.
 pub fn uninstall(db: &dyn Sql, feed: &Feed) -> Result<()> {
-    for e in Event::ALL {
-        db.execute(&sql::drop(e, feed.id, &feed.table))?;
+    for r in db.query(&sql::present(feed.id, &feed.table))? {
+        db.execute(&sql::drop(&r.text(0)?, &feed.table))?;
     }
     db.execute(&sql::create_registry(&feed.catalog))?;
     db.execute(&sql::forget(&feed.catalog, feed.id))
@@ -92,9 +94,9 @@ pub fn check(db: &dyn Sql, feed: &Feed) -> Result<()> {
     };
     Err(Error::BrokenPromise(format!(
         "table '{t}' is captured by triggers openivm installed, but {what} (a DROP TRIGGER, CREATE OR REPLACE TABLE, \
-         or an EXPORT/IMPORT DATABASE drops them): writes since then may be missing from its change log. Refresh \
-         with mode := 'full' to recompute the view and install the triggers again; to capture the table by diffing \
-         it instead, CALL openivm_set_source('{t}', 'diff')",
+         or an EXPORT/IMPORT DATABASE drops them): writes since then may be missing from its change log, so a \
+         refresh recomputes its views and installs the triggers again; to capture the table by diffing it \
+         instead, CALL openivm_set_source('{t}', 'diff')",
         t = crate::rely::qualified(&feed.table),
     )))
 }

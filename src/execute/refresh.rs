@@ -585,11 +585,12 @@ fn second_transaction(
                     // promise any more: the feed restarts from the table as it is, this view is
                     // recomputed, and the feed's other views recompute at their next refresh.
                     // A DuckLake range that cannot be read exactly (expired snapshots, a table
-                    // created again) is repaired the same way, whatever the mode.
+                    // created again), and a table whose triggers are gone (dropped, or the table
+                    // created again), are repaired the same way, whatever the mode.
                     Err(Error::BrokenPromise(why))
                         if requested == Requested::Full
                             || switch_to.is_some()
-                            || matches!(feed.kind, SourceKind::DuckLake(_)) =>
+                            || matches!(feed.kind, SourceKind::DuckLake(_) | SourceKind::Trigger) =>
                     {
                         feeds::rebuild(db, &mut feed, &c.sources[k], &at.schema, &at.name)?;
                         rebuilt.push(why);

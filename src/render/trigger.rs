@@ -72,8 +72,14 @@ pub fn create(event: Event, feed: i64, base: &TableId, log: &Qualified, cols: &[
     )
 }
 
-pub fn drop(event: Event, feed: i64, base: &TableId) -> String {
-    format!("DROP TRIGGER IF EXISTS {} ON {}", ident(&event.trigger_name(feed)), table(base))
+/// The names of feed `feed`'s triggers that are on `base` (none once the table is gone).
+pub fn present(feed: i64, base: &TableId) -> String {
+    let names = list(&Event::ALL, ", ", |e| literal(&e.trigger_name(feed)));
+    format!("SELECT trigger_name FROM duckdb_triggers() WHERE {} AND trigger_name IN ({names})", on_table(base))
+}
+
+pub fn drop(name: &str, base: &TableId) -> String {
+    format!("DROP TRIGGER IF EXISTS {} ON {}", ident(name), table(base))
 }
 
 /// Sets the table's comment to what it is: in the transaction that installs the triggers, this

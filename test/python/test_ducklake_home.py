@@ -239,7 +239,9 @@ class DuckLakeHomeTest(unittest.TestCase):
         script = textwrap.dedent("""
             import sys, time, duckdb
             ext, lake_ext, d = sys.argv[1], sys.argv[2], sys.argv[3]
+            # (no progress bar on stdout: a slow statement on a loaded machine would print one)
             con = duckdb.connect(config={'allow_unsigned_extensions': True})
+            con.execute("SET enable_progress_bar = false")
             con.execute(f"LOAD '{ext}'")
             con.execute(f"LOAD '{lake_ext}'")
             for attempt in range(200):  # the first process releases the catalog file within ~100 ms

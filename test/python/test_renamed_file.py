@@ -164,7 +164,7 @@ class AttachedDatabaseTest(unittest.TestCase):
             closed(lake)
             # another process, without the extension, attaches the file under another name
             script = (
-                "import duckdb; c = duckdb.connect(); "
+                "import duckdb; c = duckdb.connect(); c.execute('SET enable_progress_bar = false'); "
                 f"c.execute(\"ATTACH '{lake}' AS elsewhere (READ_ONLY)\"); "
                 "print(c.execute('SELECT count(*) FROM ((FROM elsewhere.v EXCEPT ALL (SELECT k, SUM(amount) AS total FROM elsewhere.f GROUP BY k)) "
                 "UNION ALL ((SELECT k, SUM(amount) AS total FROM elsewhere.f GROUP BY k) EXCEPT ALL FROM elsewhere.v))').fetchone()[0])"
@@ -175,6 +175,7 @@ class AttachedDatabaseTest(unittest.TestCase):
             script = (
                 "import duckdb; c = duckdb.connect("
                 f"'{lake}', config={{'allow_unsigned_extensions': True}}); c.execute(\"LOAD '{EXTENSION}'\"); "
+                "c.execute('SET enable_progress_bar = false'); "
                 "c.execute('INSERT INTO f VALUES (1, 1000)'); "
                 "print(c.execute('SELECT delta_rows FROM refresh(\\'v\\')').fetchone()[0], "
                 "c.execute('SELECT total FROM v WHERE k = 1').fetchone()[0])"
