@@ -1806,6 +1806,18 @@ pub struct ExplainRow {
     pub mode_reason: String,
 }
 
+/// Each table of view `name` and the change source its next refresh captures it with, as
+/// `table: source` (empty for a view that is recomputed).
+pub fn sources_of(db: &dyn Sql, cache: &mut Cache, name: &str) -> Result<String> {
+    if cache.strategy(db, name)? == Strategy::Full {
+        return Ok(String::new());
+    }
+    let (_, c, _) = cache.compiled(db, name)?;
+    let named: Vec<String> =
+        c.tables.iter().zip(&c.sources).map(|(t, s)| format!("{}: {}", t.name, s.as_str())).collect();
+    Ok(named.join(", "))
+}
+
 /// The plan of the next refresh, without applying it: the capture runs in transactions whose
 /// persistent writes are rolled back (only temp tables are committed, and dropped).
 pub fn explain(db: &dyn Sql, cache: &mut Cache, name: &str, opts: Options) -> Result<Vec<ExplainRow>> {

@@ -83,8 +83,10 @@ fn drop(inst: &Call, args: &Args) -> Result<Rows> {
 fn explain(inst: &Call, args: &Args) -> Result<Rows> {
     let name = args.text(0, "view_name")?;
     let opts = options(args)?;
-    let rows = inst.with_session(|db, s| {
-        s.in_database(db, Some(name), |db, cache, name| refresh::explain(db, cache, name, opts))
+    let (rows, sources) = inst.with_session(|db, s| {
+        s.in_database(db, Some(name), |db, cache, name| {
+            Ok((refresh::explain(db, cache, name, opts)?, refresh::sources_of(db, cache, name)?))
+        })
     })?;
     Ok(rows
         .into_iter()
@@ -98,6 +100,7 @@ fn explain(inst: &Call, args: &Args) -> Result<Rows> {
                 Value::Text(r.sql),
                 Value::Text(r.mode.as_str().to_string()),
                 Value::Text(r.mode_reason),
+                Value::Text(sources.clone()),
             ]
         })
         .collect())
@@ -434,6 +437,7 @@ pub static SPECS: &[Spec] = &[
             ("sql", T::Varchar),
             ("mode", T::Varchar),
             ("mode_reason", T::Varchar),
+            ("sources", T::Varchar),
         ],
         run: explain,
         validate: Some(known_view_and_mode),
