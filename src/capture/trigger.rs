@@ -23,6 +23,7 @@ use super::{recorded, temp_name, DeltaStats, Fresh};
 use crate::db::{Cells, Sql};
 use crate::error::{Error, Result};
 use crate::render::trigger::{self as sql, Event};
+use crate::sql::views::READ_ONLY;
 
 /// The watermark of a feed whose triggers are installed and whose first capture (a diff) has
 /// not run yet.
@@ -34,23 +35,20 @@ pub fn installing(feed: &Feed) -> bool {
 }
 
 /// Whether tables of database `catalog` can carry openivm's triggers: DuckDB 2.0 or later, a
-/// native database that is not read-only, in memory or of storage v2.0.0 or later.
+/// native database in memory or of storage v2.0.0 or later. (A database attached read-only
+/// keeps its sources: a refresh with nothing to do works there, one with work says why not.)
 pub fn supported(db: &dyn Sql, catalog: &str) -> Result<bool> {
     let rows = db.query(&sql::support(catalog))?;
     let Some(r) = rows.first() else { return Ok(false) };
-    Ok(supports(&r.text(0)?, r.opt_text(1)?, r.opt_text(2)?, r.opt_text(3)?))
+    Ok(supports(&r.text(0)?, r.opt_text(1)?, r.opt_text(2)?))
 }
 
 /// `supported` on what DuckDB reports: its version (`v2.0.1`), the database's storage version
-/// tag (none in memory), type and read-only flag.
-pub fn supports(library: &str, storage: Option<&str>, kind: Option<&str>, read_only: Option<&str>) -> bool {
+/// tag (none in memory) and type.
+pub fn supports(library: &str, storage: Option<&str>, kind: Option<&str>) -> bool {
     let major = |v: &str| v.trim_start_matches('v').split('.').next().and_then(|m| m.parse::<u32>().ok());
     let native = kind.is_some_and(|k| k.eq_ignore_ascii_case("duckdb"));
-    let writable = read_only.is_some_and(|r| r.eq_ignore_ascii_case("false"));
-    major(library).is_some_and(|m| m >= 2)
-        && native
-        && writable
-        && storage.map_or(true, |s| major(s).is_some_and(|m| m >= 2))
+    major(library).is_some_and(|m| m >= 2) && native && storage.map_or(true, |s| major(s).is_some_and(|m| m >= 2))
 }
 
 /// Installs (or replaces) the feed's triggers on its table, writing into its log (which must
@@ -110,12 +108,30 @@ pub fn check(db: &dyn Sql, feed: &Feed) -> Result<()> {
 /// table whose keys did not change keeps its terms prunable.
 pub fn capture(db: &dyn Sql, feed: &Feed, name: &str, size_now: i64) -> Result<Fresh> {
     check(db, feed)?;
-    if installing(feed) {
-        db.execute(&sql::drop_unstamped(&feed.log()))?;
-        return Ok(Fresh { watermark: None, ..super::diff::capture(db, feed, name, size_now)? });
-    }
     let log = feed.log();
     let (raw, _) = DeltaStats::from_row(db.query(&sql::unstamped_stats(&log))?.first())?;
+    // Taking logged rows writes the log: on a database attached read-only, say so.
+    if raw.rows > 0 && READ_ONLY.scalar(db, [&feed.catalog])?.as_deref() == Some("true") {
+        return Err(Error::InvalidArgument(format!(
+            "the database '{}' is attached read-only, and table '{}' has {} changed rows its triggers logged; open it \
+             read-write to refresh (a refresh with nothing to do works read-only)",
+            feed.catalog,
+            crate::rely::qualified(&feed.table),
+            raw.rows
+        )));
+    }
+    if installing(feed) {
+        let diffed = super::diff::capture(db, feed, name, size_now)?;
+        // Nothing written since the installation: the feed stays as it is (a read-only
+        // database can still be refreshed), and a later capture arms it.
+        if raw.rows == 0 && diffed.stats.rows == 0 {
+            return Ok(Fresh { watermark: feed.watermark.clone(), ..diffed });
+        }
+        if raw.rows > 0 {
+            db.execute(&sql::drop_unstamped(&log))?;
+        }
+        return Ok(Fresh { watermark: None, ..diffed });
+    }
     let fresh = |delta, stats, took_pending, logged| Fresh {
         delta,
         stats,
@@ -149,12 +165,10 @@ mod tests {
 
     #[test]
     fn triggers_need_duckdb_2_and_a_storage_2_database() {
-        let f = Some("false");
-        assert!(supports("v2.0.1", None, Some("duckdb"), f));
-        assert!(supports("v2.0.1", Some("v2.0.0+"), Some("duckdb"), f));
-        assert!(!supports("v2.0.1", Some("v1.0.0+"), Some("duckdb"), f));
-        assert!(!supports("v1.5.5", None, Some("duckdb"), f));
-        assert!(!supports("v2.0.1", None, Some("ducklake"), f));
-        assert!(!supports("v2.0.1", Some("v2.0.0+"), Some("duckdb"), Some("true")));
+        assert!(supports("v2.0.1", None, Some("duckdb")));
+        assert!(supports("v2.0.1", Some("v2.0.0+"), Some("duckdb")));
+        assert!(!supports("v2.0.1", Some("v1.0.0+"), Some("duckdb")));
+        assert!(!supports("v1.5.5", None, Some("duckdb")));
+        assert!(!supports("v2.0.1", None, Some("ducklake")));
     }
 }

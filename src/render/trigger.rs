@@ -181,8 +181,7 @@ pub fn support(catalog: &str) -> String {
     format!(
         "SELECT (SELECT library_version FROM pragma_version()), \
          (SELECT tags['storage_version'] FROM duckdb_databases() WHERE database_name = {c}), \
-         (SELECT type FROM duckdb_databases() WHERE database_name = {c}), \
-         (SELECT readonly FROM duckdb_databases() WHERE database_name = {c})::VARCHAR",
+         (SELECT type FROM duckdb_databases() WHERE database_name = {c})",
         c = literal(catalog)
     )
 }
