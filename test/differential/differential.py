@@ -19,7 +19,8 @@ Scenarios also come in flavours, mixed at random:
   still reading a feed of that table from before the break must fail its next refresh with
   "was declared append-only" (a view whose feed another view's full refresh rebuilt recomputes
   instead, and one that auto detached may fail when asked to attach again); mode := 'full' must
-  then succeed and equal the recompute. Sometimes the declaration is then revoked, every view
+  then succeed and equal the recompute. A CHECKPOINT renumbering a rowid-declared table after
+  deletes (of a repaired break, or before the declaration) must not fail a refresh. Sometimes the declaration is then revoked, every view
   over the table refreshed, and the table gets any DML from then on.
 - modes (35%): each refresh of a view takes a random mode (default, auto, incremental, full),
   and some views have a twin always refreshed with mode := 'full' or 'incremental'.
@@ -136,10 +137,6 @@ class Table:
     ao_since: int = 0  # the batch after which the declaration was made
     next_seq: int = 1
     low_key: int = 0  # a broken promise: the next key below every key of the table
-    # A DELETE broke the promise of a table declared on the rowid: its rowids are no watermark
-    # any more (a CHECKPOINT can renumber rows after deletes), so a feed started on it later
-    # may find the promise broken too.
-    rowid_tainted: bool = False
     # Writes through openivm (writes scenarios): None (plain DML), 'mixed' (each statement
     # through openivm_insert / openivm_delete / openivm_update with probability 1/2), or
     # 'recorded' (declared with openivm_declare_recorded: every write through openivm).
@@ -1778,9 +1775,6 @@ class Runner:
             expect_fail = self.live_broken_cursors(cp.name) > 0
             may_fail = expect_fail or (mode == "incremental" and self.live_broken_cursors() > 0 and not self.con.execute(
                 "SELECT count(*) FROM openivm.cursors WHERE view_name = ?", [cp.name]).fetchone()[0])
-        # a feed started on a table whose rowid watermark a DELETE made unsound may see it broken
-        may_fail = may_fail or (mode != "full" and any(
-            t.rowid_tainted and t.ao == "rowid" for n, t in self.schema.tables.items() if n in v.tables))
         try:
             res = self.con.execute(stmt).fetchall()
             self.log(stmt)
@@ -2095,13 +2089,6 @@ class Runner:
             self.fail("openivm_declare_append_only returned another key", f"{stmt} returned {res!r}")
         t.ao = t.ao_plan
         t.ao_since = self.batch_no
-        if t.ao == "rowid":
-            # rows deleted before the declaration leave holes DuckDB may close later (renumbering
-            # the rows after them): the rowid watermark is then unsound from the start
-            holes = self.con.execute(
-                f"SELECT (SELECT estimated_size FROM duckdb_tables() WHERE table_name = ?) > (SELECT count(*) FROM {t.name})",
-                [t.name]).fetchone()[0]
-            t.rowid_tainted |= bool(holes)
         self.declared += 1
         self.rowid_at[t.name] = {}
 
@@ -2147,7 +2134,6 @@ class Runner:
                 return
         else:
             self.comment(f"a broken promise: a DELETE from {t.name} (declared append-only), then new rows")
-            t.rowid_tainted |= not t.ao_key
             if t.pk:
                 keys = [tuple(k) for k in self.con.execute(
                     f"SELECT {', '.join(t.pk)} FROM {t.name} WHERE rowid <= {m} ORDER BY ALL").fetchall()]
