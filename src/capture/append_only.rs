@@ -207,8 +207,9 @@ fn finish_read(
 /// first `row_count` rows in rowid order, each moved down by at most those holes, so the new
 /// watermark is found among the rows from rowid `row_count` on (the holes and the new rows). It
 /// is looked for when the count is over (new rows below the watermark) or the holes DuckDB
-/// counts shrank. A broken promise then still fails the count check, except a delete balanced
-/// by inserts, which a renumbering hides anyway (docs/reference.md).
+/// counts shrank. A broken promise then still fails the count check, except a delete with at
+/// least as many inserts in the same interval: as many new rows are then ranked among the rows
+/// seen, which no count can tell from holes closing (documented as unseeable, docs/reference.md).
 fn renumbered(
     db: &dyn Sql,
     feed: &Feed,

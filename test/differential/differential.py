@@ -1787,9 +1787,9 @@ class Runner:
             expect_fail = self.live_broken_cursors(cp.name) > 0
             may_fail = expect_fail or (mode == "incremental" and self.live_broken_cursors() > 0 and not self.con.execute(
                 "SELECT count(*) FROM openivm.cursors WHERE view_name = ?", [cp.name]).fetchone()[0])
-        # A DELETE-break of a rowid-declared table that a CHECKPOINT renumbered (closing the
-        # holes) may go unseen: the rows after the deleted ones moved down, and the new rows below
-        # the watermark balance the deleted ones in the count, as an UPDATE in place would
+        # A DELETE-break of a rowid-declared table that a CHECKPOINT renumbered (closing holes)
+        # since the views last saw it may go unseen: the rows after the holes moved down, and new
+        # rows below the watermark balance the deleted ones in the count, as an UPDATE in place would
         # (documented as unseeable, docs/reference.md; openivm_verify finds it). The stored result
         # may differ from the recompute by the rows the break changed: it is counted, then
         # repaired with mode := 'full' as after openivm_verify.
@@ -2127,14 +2127,17 @@ class Runner:
         t.ao_since = self.batch_no
         self.declared += 1
         self.rowid_at[t.name] = {}
+        self.holes_at[t.name] = {}
 
     def record_rowids(self):
         """The largest rowid of each declared table after this batch: rows up to it existed at
-        the last capture of every view refreshed (or created) at this batch or later."""
+        the last capture of every view refreshed (or created) at this batch or later; and its
+        holes (`holes`), to tell later whether a CHECKPOINT closed some since."""
         for t in self.schema.tables.values():
             if t.ao is not None:
                 self.rowid_at[t.name][self.batch_no] = self.con.execute(
                     f"SELECT coalesce(max(rowid), -1) FROM {t.name}").fetchone()[0]
+                self.holes_at[t.name][self.batch_no] = self.holes(t.name)
 
     def copies_over(self, views: List[ViewDef], table: str) -> List[Tuple[ViewDef, Copy]]:
         return [(v, cp) for v in views if table in v.tables for cp in v.copies]
@@ -2155,10 +2158,10 @@ class Runner:
                 continue
             old = self.con.execute(f"SELECT count(*) FROM {t.name} WHERE rowid <= {m}").fetchone()[0]
             if old:
-                cands.append((t, m))
+                cands.append((t, m, since))
         if not cands:
             return
-        t, m = r.choice(cands)
+        t, m, since = r.choice(cands)
         cols = ", ".join(c.name for c in t.cols)
         before = dg.count(t.name)
         if t.ao_key and r.random() < 0.3:
@@ -2188,7 +2191,9 @@ class Runner:
             if not self.exec_dml(stmt) or dg.count(t.name) >= before:
                 return
             if not t.ao_key:
-                self.broken_holes = (t.name, self.holes(t.name))
+                # the holes the table would hold had no CHECKPOINT closed any since the batch
+                # every view had seen (a renumbering anywhere since then can hide the break)
+                self.broken_holes = (t.name, self.holes_at[t.name][since] + before - dg.count(t.name))
             if t.pk:
                 t.deleted_keys += victims
             taken: set = set()
@@ -2247,6 +2252,7 @@ class Runner:
         self.broken = None  # (table, feed ids, copies not refreshed since the break)
         self.broken_holes = None  # (table, its holes just after a DELETE-break on the rowid)
         self.rowid_at: Dict[str, Dict[int, int]] = {}
+        self.holes_at: Dict[str, Dict[int, int]] = {}
         self.con = self.connect()
         # Flavours: tables declared append-only; random refresh modes and twins in one mode;
         # lazy refreshes (views left behind for several batches).
