@@ -195,7 +195,8 @@ pub fn rebaseline(db: &dyn Sql, feed: &feeds::Feed, size_now: i64) -> Result<Opt
     let (watermark, row_count, size_seen) = match &feed.kind {
         SourceKind::AppendOnly(pos) => {
             let (watermark, count) = append_only::baseline(db, &feed.table, pos)?;
-            (watermark, count, append_only::size_accounted(feed, size_now, count))
+            let size_seen = append_only::size_accounted(feed, size_now, count, pos, watermark.as_deref());
+            (watermark, count, size_seen)
         }
         SourceKind::DuckLake(id) => match ducklake::rebaseline(db, feed, *id)? {
             Some(w) => (Some(w), feed.row_count, size_now),

@@ -271,6 +271,18 @@ pub fn count_past(base: &TableId, pos: &Position, watermark: Option<&str>) -> St
     format!("SELECT count(*)::BIGINT FROM {} WHERE {}", table(base), pos.after(watermark))
 }
 
+/// The rowid watermark of a table whose rows a CHECKPOINT may have renumbered: one past its
+/// `seen`-th row in rowid order (a renumbering keeps the order). That row's rowid is at least
+/// `seen - 1`, so only the rows from rowid `seen` on are ranked (the rows below it are counted);
+/// `seen` when every row seen lies below it.
+pub fn renumbered_watermark(base: &TableId, seen: i64) -> String {
+    format!(
+        "SELECT coalesce(max(rowid) + 1, {seen})::BIGINT FROM (SELECT rowid, row_number() OVER (ORDER BY rowid) AS n \
+         FROM {t} WHERE rowid >= {seen}) WHERE n <= {seen} - (SELECT count(*) FROM {t} WHERE rowid < {seen})",
+        t = table(base),
+    )
+}
+
 pub fn count_all(base: &TableId) -> String {
     format!("SELECT count(*)::BIGINT FROM {}", table(base))
 }

@@ -1,3 +1,4 @@
+-- FIXED: a CHECKPOINT renumbered the rows of f after the deletes of the break repaired at batch 5 (capture had restarted with 3 holes below its rowid watermark); the watermark now follows the new numbering (capture/append_only.rs `renumbered`), test/sql/capture/rowid_renumbered.test.
 -- Open finding of the campaign of 2026-12-06 (stop 38), not investigated yet: the differential's report with its replay script.
 -- Rerun: test/differential/differential.py --extension build/release/openivm.duckdb_extension --seed 6002 --batches 300, under DuckDB 1.5.5. The replay below is a DuckDB CLI script (for 2.0.1 run it through Python).
 -- ====================================================================================================
