@@ -174,6 +174,92 @@ class TriggerSourceTest(unittest.TestCase):
         con.execute("CALL refresh('pc')")
         self.assertEqual(mismatches(con, "pc", q), 0)
 
+    def test_checkpoint_vacuum_and_reopen_between_writes_and_refreshes(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "f.db")
+            con = connect(path)
+            setup(con)
+            con.execute("CALL openivm_refresh_all()")
+            con.execute("INSERT INTO t SELECT 3000 + i, i % 10, i, 'c' FROM range(50) r(i)")
+            con.execute("DELETE FROM t WHERE id < 100")
+            con.execute("CHECKPOINT")
+            con.execute("UPDATE t SET v = v + 1 WHERE k = 4")
+            con.execute("VACUUM")
+            self.assertExact(con)
+            con.execute("INSERT INTO t VALUES (4000, 5, 5, 'before close')")
+            con.close()
+            con = connect(path)
+            self.assertEqual(con.execute("SELECT count(*) FROM duckdb_triggers()").fetchone()[0], 6)  # t and d, three each
+            con.execute("DELETE FROM t WHERE id = 3001")
+            self.assertExact(con)
+            con.close()
+
+    def test_a_storage_v1_database_keeps_the_diff(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "old.db")
+            con = duckdb.connect(path, config={"allow_unsigned_extensions": True,
+                                               "storage_compatibility_version": "v1.0.0"})
+            con.execute(f"LOAD '{EXTENSION}'")
+            con.execute("CREATE TABLE t(id BIGINT, k INTEGER, v DECIMAL(12,2), note VARCHAR)")
+            con.execute("INSERT INTO t SELECT i, i % 10, i, 'x' FROM range(100) r(i)")
+            con.execute("CALL openivm_create('agg', ?)", [QUERY])
+            self.assertEqual(con.execute("SELECT source FROM openivm.feeds").fetchone()[0], "diff")
+            self.assertEqual(con.execute("SELECT DISTINCT sources FROM openivm_explain('agg')").fetchone()[0], "t: diff")
+            with self.assertRaisesRegex(duckdb.Error, "cannot be captured by triggers.*v2.0.0"):
+                con.execute("CALL openivm_set_source('t', 'trigger')")
+            con.execute("DELETE FROM t WHERE id < 10")
+            con.execute("CALL refresh('agg')")
+            self.assertEqual(mismatches(con, "agg", QUERY), 0)
+            con.close()
+
+    def test_upserts_and_merge_take_the_documented_way_out(self):
+        con = connect()
+        con.execute("CREATE TABLE u(id INTEGER PRIMARY KEY, v INTEGER)")
+        con.execute("INSERT INTO u VALUES (1, 1), (2, 2)")
+        q = "SELECT sum(v) AS s, count(*) AS n FROM u"
+        con.execute("CALL openivm_create('uv', ?)", [q])
+        with self.assertRaisesRegex(duckdb.Error, "ON CONFLICT DO UPDATE is not yet supported"):
+            con.execute("INSERT OR REPLACE INTO u VALUES (1, 10)")
+        with self.assertRaisesRegex(duckdb.Error, "MERGE INTO is not supported on tables with triggers"):
+            con.execute("MERGE INTO u USING (SELECT 2 AS id, 20 AS v) s ON u.id = s.id WHEN MATCHED THEN UPDATE SET v = s.v")
+        # the way out: the diff source for the statement, then the default again
+        con.execute("CALL openivm_set_source('u', 'diff')")
+        con.execute("CALL openivm_refresh_all()")
+        self.assertEqual(con.execute("SELECT count(*) FROM duckdb_triggers()").fetchone()[0], 0)
+        con.execute("INSERT OR REPLACE INTO u VALUES (1, 10)")
+        con.execute("MERGE INTO u USING (SELECT 2 AS id, 20 AS v) s ON u.id = s.id WHEN MATCHED THEN UPDATE SET v = s.v")
+        con.execute("ALTER TABLE u RENAME COLUMN v TO w")
+        con.execute("ALTER TABLE u RENAME COLUMN w TO v")
+        con.execute("CALL openivm_set_source('u', 'default')")
+        con.execute("CALL refresh('uv')")
+        self.assertEqual(mismatches(con, "uv", q), 0)
+        self.assertEqual(con.execute("SELECT source FROM openivm.feeds").fetchone()[0], "trigger")
+        con.execute("UPDATE u SET v = v + 1")
+        con.execute("CALL refresh('uv')")
+        self.assertEqual(mismatches(con, "uv", q), 0)
+
+    def test_a_writer_open_across_the_installation_loses_nothing(self):
+        con = connect()
+        con.execute("CREATE TABLE t(id BIGINT, k INTEGER, v DECIMAL(12,2), note VARCHAR)")
+        con.execute("INSERT INTO t SELECT i, i % 10, i, 'x' FROM range(100) r(i)")
+        early = con.cursor()
+        # wrote before the triggers existed, commits after: DuckDB fires none for it, so the
+        # installation's fence makes its commit fail instead of losing its rows
+        early.execute("BEGIN")
+        early.execute("INSERT INTO t VALUES (500, 1, 5, 'early')")
+        con.execute("CALL openivm_create('agg', ?)", [QUERY])
+        with self.assertRaises(duckdb.Error):
+            early.execute("COMMIT")
+        # one that commits while the triggers are new is found by the first capture's diff
+        late = con.cursor()
+        late.execute("INSERT INTO t VALUES (501, 2, 6, 'late')")
+        con.execute("CALL refresh('agg')")
+        self.assertEqual(mismatches(con, "agg", QUERY), 0)
+        late.execute("INSERT INTO t VALUES (502, 3, 7, 'after')")
+        con.execute("CALL refresh('agg')")
+        self.assertEqual(mismatches(con, "agg", QUERY), 0)
+        self.assertEqual(con.execute("SELECT count(*) FROM t WHERE id >= 500").fetchone()[0], 2)
+
 
 if __name__ == "__main__":
     unittest.main()
