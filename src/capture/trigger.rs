@@ -110,8 +110,9 @@ pub fn capture(db: &dyn Sql, feed: &Feed, name: &str, size_now: i64) -> Result<F
     check(db, feed)?;
     let log = feed.log();
     let (raw, _) = DeltaStats::from_row(db.query(&sql::unstamped_stats(&log))?.first())?;
+    let read_only = || -> Result<bool> { Ok(READ_ONLY.scalar(db, [&feed.catalog])?.as_deref() == Some("true")) };
     // Taking logged rows writes the log: on a database attached read-only, say so.
-    if raw.rows > 0 && READ_ONLY.scalar(db, [&feed.catalog])?.as_deref() == Some("true") {
+    if raw.rows > 0 && read_only()? {
         return Err(Error::InvalidArgument(format!(
             "the database '{}' is attached read-only, and table '{}' has {} changed rows its triggers logged; open it \
              read-write to refresh (a refresh with nothing to do works read-only)",
@@ -122,9 +123,10 @@ pub fn capture(db: &dyn Sql, feed: &Feed, name: &str, size_now: i64) -> Result<F
     }
     if installing(feed) {
         let diffed = super::diff::capture(db, feed, name, size_now)?;
-        // Nothing written since the installation: the feed stays as it is (a read-only
-        // database can still be refreshed), and a later capture arms it.
-        if raw.rows == 0 && diffed.stats.rows == 0 {
+        // Nothing written since the installation: the log is trusted from now on, except on a
+        // database attached read-only, where the feed stays as it is (a refresh with nothing to
+        // do writes nothing) until a capture in a writable session.
+        if raw.rows == 0 && diffed.stats.rows == 0 && read_only()? {
             return Ok(Fresh { watermark: feed.watermark.clone(), ..diffed });
         }
         if raw.rows > 0 {
