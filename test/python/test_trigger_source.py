@@ -18,7 +18,7 @@ JOIN = "SELECT d.name, sum(t.v) AS s, count(*) AS n FROM t JOIN d ON t.k = d.id 
 
 
 def setup(con):
-    con.execute("CALL openivm_set('openivm_default_source', 'trigger')")
+    con.execute("CALL openivm_set('openivm_default_source', 'trigger')")  # opt-in for now
     con.execute("CREATE TABLE d(id INTEGER PRIMARY KEY, name VARCHAR)")
     con.execute("INSERT INTO d SELECT i, 'n' || (i % 3) FROM range(10) r(i)")
     con.execute("CREATE TABLE t(id BIGINT, k INTEGER, v DECIMAL(12,2), note VARCHAR)")
@@ -200,6 +200,7 @@ class TriggerSourceTest(unittest.TestCase):
             con = duckdb.connect(path, config={"allow_unsigned_extensions": True,
                                                "storage_compatibility_version": "v1.0.0"})
             con.execute(f"LOAD '{EXTENSION}'")
+            con.execute("CALL openivm_set('openivm_default_source', 'trigger')")
             con.execute("CREATE TABLE t(id BIGINT, k INTEGER, v DECIMAL(12,2), note VARCHAR)")
             con.execute("INSERT INTO t SELECT i, i % 10, i, 'x' FROM range(100) r(i)")
             con.execute("CALL openivm_create('agg', ?)", [QUERY])
@@ -214,6 +215,7 @@ class TriggerSourceTest(unittest.TestCase):
 
     def test_upserts_and_merge_take_the_documented_way_out(self):
         con = connect()
+        con.execute("CALL openivm_set('openivm_default_source', 'trigger')")
         con.execute("CREATE TABLE u(id INTEGER PRIMARY KEY, v INTEGER)")
         con.execute("INSERT INTO u VALUES (1, 1), (2, 2)")
         q = "SELECT sum(v) AS s, count(*) AS n FROM u"
@@ -240,6 +242,7 @@ class TriggerSourceTest(unittest.TestCase):
 
     def test_a_writer_open_across_the_installation_loses_nothing(self):
         con = connect()
+        con.execute("CALL openivm_set('openivm_default_source', 'trigger')")
         con.execute("CREATE TABLE t(id BIGINT, k INTEGER, v DECIMAL(12,2), note VARCHAR)")
         con.execute("INSERT INTO t SELECT i, i % 10, i, 'x' FROM range(100) r(i)")
         early = con.cursor()
