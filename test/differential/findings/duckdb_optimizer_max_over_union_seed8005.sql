@@ -1,6 +1,14 @@
--- Open finding of the trigger-source run of 2026-12-06 (stop 39), not investigated yet: the differential's report with its replay script.
--- Rerun: CALL openivm_set('openivm_default_source', 'trigger') is what the run had as the default (build it with that default, or add the call after LOAD),
--- then test/differential/differential.py --extension build/release/openivm.duckdb_extension --seed 8005 --batches 300 under DuckDB 2.0.1 (.venv-duckdb2).
+-- Not an openivm defect: DuckDB's optimizer computes the reference recompute wrong (seed 8005, checked 2026-12-06).
+-- Found by the trigger-source run of the differential test on DuckDB 2.0.1; the same replay fails the same way on
+-- DuckDB 1.5.5 with the diff source. At the end of batch 5, group '3' of v1 holds one row (e_1.id 27, mgr_id 3):
+-- the maintained view shows max(c1) = '27', and DuckDB's recompute query returns '3'; with PRAGMA
+-- disable_optimizer the same query returns '27'. A standalone script with the table's final rows inserted
+-- fresh returns '27' too, so the defect needs the table's history (updates and deletes through the batches:
+-- stale statistics, as with the Top-N defect of stop 38). Next: replay the DML without the extension to
+-- minimize it, report it upstream, and make the harness tell a wrong recompute from a wrong view (compare with
+-- the optimizer off when they differ).
+-- Replay: the script below (openivm's calls included) under either host, then run the query of v1 with and
+-- without PRAGMA disable_optimizer.
 -- ====================================================================================================
 -- FAILURE: view differs from recompute
 -- seed=8005 scenario=7 kind=self fk_mode=None batch=5
