@@ -5,8 +5,9 @@
 -- disable_optimizer the same query returns '27'. A standalone script with the table's final rows inserted
 -- fresh returns '27' too, so the defect needs the table's history (updates and deletes through the batches:
 -- stale statistics, as with the Top-N defect of stop 38). Next: replay the DML without the extension to
--- minimize it, report it upstream, and make the harness tell a wrong recompute from a wrong view (compare with
--- the optimizer off when they differ).
+-- minimize it, report it upstream, and make the harness tell a wrong recompute from a wrong view. (Simply
+-- comparing with the optimizer off does not work: the whole EXCEPT ALL comparison run unoptimized reports 3
+-- differing rows each way, so the view's own definition or the set operation reads differently without it.)
 -- Replay: the script below (openivm's calls included) under either host, then run the query of v1 with and
 -- without PRAGMA disable_optimizer.
 -- ====================================================================================================
