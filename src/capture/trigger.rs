@@ -9,14 +9,14 @@
 //! installing transaction sets the table's comment to itself, which turns the commit of such a
 //! writer still open into an error; one that committed while the triggers were being installed
 //! is found by a diff: a feed keeps a counted snapshot (as the diff source does) until its
-//! first capture, which diffs the table and drops the unstamped rows it sees (the diff holds
-//! them), and only then trusts the log.
+//! first capture in a writable session, which diffs the table and drops the unstamped rows it
+//! sees (the diff holds them), and only then trusts the log.
 //!
 //! Health: every capture checks that the triggers are on the table as they were installed
 //! (`duckdb_triggers().sql`, recorded at installation). A dropped or replaced trigger, a table
 //! created again, or a database exported and imported lose writes: the refresh recomputes the
 //! view, installs the triggers again, and marks the feed's other views to recompute (as for a
-//! DuckLake range that cannot be read); `openivm_explain` reports the error.
+//! DuckLake range that cannot be read).
 
 use super::feeds::Feed;
 use super::{recorded, temp_name, DeltaStats, Fresh};
