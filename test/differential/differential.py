@@ -1576,6 +1576,19 @@ class Runner:
             return v
         return None
 
+    def repair(self, cp, v):
+        """Refreshes copy `cp` with mode := 'full', the repair of a broken append-only promise:
+        (statement, result), or None after recording the failure."""
+        stmt = self.refresh_stmt(cp, "full")
+        try:
+            res = self.con.execute(stmt).fetchall()
+        except Exception as e:
+            self.comment(f"failed: {stmt}")
+            self.fail("mode := 'full' failed to repair a broken append-only promise", str(e).splitlines()[0], v)
+            return None
+        self.log(stmt)
+        return stmt, res
+
     def chain_view(self) -> Optional[Tuple[str, "ViewDef"]]:
         """A query over one of the scenario's maintained views (read through its visible rows):
         grouped, DISTINCT, or a filtered bag."""
@@ -1809,14 +1822,10 @@ class Runner:
             self.log(stmt)
             self.broken_seen += 1
             mode, expect_fail, unseen = "full", False, False
-            stmt = self.refresh_stmt(cp, mode)  # the repair
-            try:
-                res = self.con.execute(stmt).fetchall()
-                self.log(stmt)
-            except Exception as e2:
-                self.comment(f"failed: {stmt}")
-                self.fail("mode := 'full' failed to repair a broken append-only promise", str(e2).splitlines()[0], v)
+            repaired = self.repair(cp, v)
+            if repaired is None:
                 return
+            stmt, res = repaired
         if unseen:
             self.broken_unseen += 1
             diff = self.con.execute(
@@ -1824,14 +1833,10 @@ class Runner:
             self.broken_unseen_differed += bool(diff)
             self.comment(f"the broken promise went unseen (a CHECKPOINT renumbered the rows; the view differs from the recompute in {diff} rows): repaired")
             mode = "full"
-            stmt = self.refresh_stmt(cp, mode)
-            try:
-                res = self.con.execute(stmt).fetchall()
-                self.log(stmt)
-            except Exception as e2:
-                self.comment(f"failed: {stmt}")
-                self.fail("mode := 'full' failed to repair a broken append-only promise", str(e2).splitlines()[0], v)
+            repaired = self.repair(cp, v)
+            if repaired is None:
                 return
+            stmt, res = repaired
         if expect_fail:
             self.fail("a refresh succeeded after its table broke its append-only promise",
                       f"{stmt} returned {res!r}; expected an error containing 'was declared append-only'", v)
