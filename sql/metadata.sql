@@ -86,8 +86,7 @@ ALTER TABLE openivm.feeds ADD COLUMN IF NOT EXISTS batch_facts VARCHAR;
 
 -- The statement triggers of the trigger source (DuckDB 2.0), as DuckDB keeps their text
 -- (`duckdb_triggers().sql`, read back when they were installed): every capture checks the
--- triggers on its table still match (src/capture/trigger.rs). Added later (also created when a
--- trigger is first installed).
+-- triggers on its table still match (src/capture/trigger.rs). Added later.
 CREATE TABLE IF NOT EXISTS openivm.triggers (
     feed_id      BIGINT NOT NULL,
     trigger_name VARCHAR NOT NULL,

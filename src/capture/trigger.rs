@@ -60,7 +60,6 @@ pub fn install(db: &dyn Sql, feed: &Feed) -> Result<()> {
     let comment = db.query(&sql::table_comment(&feed.table))?;
     let comment = comment.first().map(|r| r.opt_text(0)).transpose()?.flatten().map(str::to_string);
     db.execute(&sql::fence(&feed.table, comment.as_deref()))?;
-    db.execute(&sql::create_registry(&feed.catalog))?;
     db.execute(&sql::forget(&feed.catalog, feed.id))?;
     db.execute(&sql::remember(&feed.catalog, feed.id, &feed.table))
 }
@@ -71,7 +70,6 @@ pub fn uninstall(db: &dyn Sql, feed: &Feed) -> Result<()> {
     for r in db.query(&sql::present(feed.id, &feed.table))? {
         db.execute(&sql::drop(&r.text(0)?, &feed.table))?;
     }
-    db.execute(&sql::create_registry(&feed.catalog))?;
     db.execute(&sql::forget(&feed.catalog, feed.id))
 }
 

@@ -126,18 +126,11 @@ pub fn drop_unstamped(log: &Qualified) -> String {
     format!("DELETE FROM {} WHERE {SEQ} IS NULL", log.sql())
 }
 
-/// The registry of installed triggers, in the database holding the metadata: each trigger's
-/// name and the text DuckDB keeps for it (`duckdb_triggers().sql`), read back at installation.
+/// The registry of installed triggers, in the database holding the metadata (`openivm.triggers`,
+/// made by `sql/metadata.sql`): each trigger's name and the text DuckDB keeps for it
+/// (`duckdb_triggers().sql`), read back at installation.
 pub fn registry(catalog: &str) -> Qualified {
     Qualified { catalog: catalog.to_string(), schema: "openivm".into(), name: "triggers".into() }
-}
-
-pub fn create_registry(catalog: &str) -> String {
-    format!(
-        "CREATE TABLE IF NOT EXISTS {} (feed_id BIGINT NOT NULL, trigger_name VARCHAR NOT NULL, \
-         trigger_sql VARCHAR NOT NULL)",
-        registry(catalog).sql()
-    )
 }
 
 pub fn forget(catalog: &str, feed: i64) -> String {
