@@ -34,6 +34,10 @@ Scenarios also come in flavours, mixed at random:
   and no broken promises.
 - lazy (40%): each view copy is refreshed with some probability per batch (some rarely:
   cursors into the shared feeds lag for several batches).
+- triggers (half the scenarios on DuckDB 2.0, with --source random, the default; all with
+  --source trigger): new feeds take DuckDB 2.0's trigger source (openivm_default_source), so
+  every plain write is captured by statement triggers; tables a catalog FK references keep the
+  diff, as documented. The choice has its own random stream: a seed's data is the same either way.
 In every scenario the copies are refreshed in a random order, now and then all at once with
 openivm_refresh_all() (with a random mode), views are created (over tables other views already
 read), dropped and replaced between batches, and a view just found equal to its recompute is
@@ -49,7 +53,7 @@ SQL script that replays it in the DuckDB CLI.
 
 Usage: differential.py --extension PATH [--seed N] [--batches N] [--views-per-schema K]
                        [--rely | --no-rely] [--stop-on-failure | --continue-on-failure]
-                       [--repro-dir DIR] [--verbose]
+                       [--repro-dir DIR] [--source random|trigger|diff] [--verbose]
 --rely (default) includes scenarios whose foreign keys are declared with openivm_declare_rely_fk;
 if that function is not available the run reports one failure and goes on without them.
 The last line is "N passed, M failed" (N: successful checks, i.e. a refresh followed by a
@@ -92,6 +96,9 @@ def lit(v) -> str:
 def quote_str(s: str) -> str:
     return "'" + s.replace("'", "''") + "'"
 
+
+# DuckDB 2.0 hosts have statement triggers, the trigger source's capture.
+TRIGGERS_HOST = int(duckdb.__version__.split(".")[0]) >= 2
 
 GROUP_STRINGS = ["a", "b", "c", "ab", "B", "it's", "é", "", "A", "e"]
 UPPER_STRINGS = ["A", "B", "AB", "IT'S"]
@@ -1402,6 +1409,7 @@ class Runner:
         self.lazy = False
         self.no_kept_plans = False
         self.steady = False
+        self.trigger_tables = 0  # tables captured by triggers at the end of their scenario
         self.chains = False
         self.views: List["ViewDef"] = []
         self.broken = None
@@ -2269,18 +2277,27 @@ class Runner:
             self.plan_writes()
         self.no_kept_plans = r.random() < 0.3
         self.steady = r.random() < 0.3
+        # The change source for new feeds (DuckDB 2.0's triggers), drawn from its own stream so
+        # that a seed's schemas, views and batches are the same with and without it.
+        src_rng = random.Random(self.args.seed * 1009 + self.scenario_no)
+        self.triggers = self.args.source == "trigger" or (
+            self.args.source == "random" and TRIGGERS_HOST and src_rng.random() < 0.5)
         # views over other maintained views (never where a broken promise makes refreshes fail)
         self.chains = not ao_plan and r.random() < 0.4
         flavours = ((["append-only"] if ao_plan else []) + (["modes"] if self.mode_mix else [])
                     + (["lazy"] if self.lazy else []) + (["writes"] if self.writes_scn else [])
                     + (["no-kept-plans"] if self.no_kept_plans else []) + (["chains"] if self.chains else [])
-                    + (["steady"] if self.steady else []))
+                    + (["steady"] if self.steady else []) + (["triggers"] if self.triggers else []))
         for f in flavours:
             self.flavours_seen[f] = self.flavours_seen.get(f, 0) + 1
         self.comment(f"seed {self.args.seed}, scenario {self.scenario_no}: {s.kind} (fk_mode={s.fk_mode}"
                      f"{', ' + ', '.join(flavours) if flavours else ''})")
         if self.no_kept_plans:
             stmt = "CALL openivm_set('openivm_kept_plans', 'false')"
+            self.con.execute(stmt).fetchall()
+            self.log(stmt)
+        if self.triggers:
+            stmt = "CALL openivm_set('openivm_default_source', 'trigger')"
             self.con.execute(stmt).fetchall()
             self.log(stmt)
         for ddl in MACROS:
@@ -2398,6 +2415,10 @@ class Runner:
                 for cp in nv.copies:
                     if self.check(nv, cp.name):
                         self.passed += 1
+        if TRIGGERS_HOST:
+            self.trigger_tables += self.con.execute(
+                "SELECT count(DISTINCT table_name) FROM duckdb_triggers() "
+                "WHERE trigger_name LIKE 'openivm_feed_%'").fetchone()[0]
         self.con.close()
 
     def run(self) -> int:
@@ -2434,6 +2455,8 @@ class Runner:
         print(f"scenario flavours: {dict(sorted(self.flavours_seen.items()))}; refresh modes reported: "
               f"{dict(sorted(self.modes_seen.items()))}; openivm_refresh_all calls: {self.refresh_alls}; "
               f"openivm_verify calls: {self.verifies}")
+        if TRIGGERS_HOST:
+            print(f"trigger source: {self.trigger_tables} tables captured by triggers at the end of their scenarios")
         print(f"writes through openivm: {self.recorded} recorded declarations, {self.through_calls} calls")
         print(f"append-only: {self.declared} declarations, {self.breaks} broken promises ({self.breaks_unread} with no feed reading the table), {self.broken_seen} refreshes "
               f"failed on them (as they must) and were repaired by mode := 'full', {self.revokes} revocations; "
@@ -2471,6 +2494,9 @@ def main():
                     help="stop at the first failure (default)")
     ap.add_argument("--continue-on-failure", dest="continue_on_failure", action="store_true")
     ap.add_argument("--repro-dir", default=None, help="also write each failure's replay script here")
+    ap.add_argument("--source", choices=["random", "trigger", "diff"], default="random",
+                    help="default change source of new feeds: 'random' gives half the scenarios "
+                         "DuckDB 2.0's trigger source (on DuckDB 2.0 hosts; the diff elsewhere)")
     ap.add_argument("--verbose", action="store_true")
     args = ap.parse_args()
     sys.exit(Runner(args).run())
