@@ -122,3 +122,8 @@ CREATE TABLE IF NOT EXISTS openivm_refresh_history (
     apply_ms            DOUBLE NOT NULL,
     total_ms            DOUBLE NOT NULL
 );
+
+-- Of capture_ms, the one-time work of starting a trigger feed (installing its triggers with a
+-- snapshot of the table, and its first capture, a diff): auto mode prices captures without it.
+-- 0 in rows made before it. Added after the first release.
+ALTER TABLE openivm_refresh_history ADD COLUMN IF NOT EXISTS setup_ms DOUBLE DEFAULT 0;

@@ -564,14 +564,15 @@ impl Cache {
         // The columns added to each table after its first layout (by `sql/metadata.sql`'s ADD
         // COLUMN IF NOT EXISTS), all of them, and the tables added later (`triggers`): one
         // catalog read per table.
-        let has = |table: &str, columns: &[&str]| -> Result<bool> {
-            let t = TableId { catalog: catalog.to_string(), schema: "openivm".into(), name: table.into() };
+        let has = |schema: &str, table: &str, columns: &[&str]| -> Result<bool> {
+            let t = TableId { catalog: catalog.to_string(), schema: schema.into(), name: table.into() };
             let found = SqlCatalog::new(db).columns(&t)?;
             Ok(columns.iter().all(|&want| found.iter().any(|c| c.name == want)))
         };
-        let mut current = has("cursors", &["watermark"])?
-            && has("feeds", &["pending_rows", "batch_rows", "batch_deletes", "batch_facts"])?
-            && has("triggers", &["trigger_sql"])?;
+        let mut current = has("openivm", "cursors", &["watermark"])?
+            && has("openivm", "feeds", &["pending_rows", "batch_rows", "batch_deletes", "batch_facts"])?
+            && has("openivm", "triggers", &["trigger_sql"])?
+            && has("main", "openivm_refresh_history", &["setup_ms"])?;
         if !self.read_only(db, catalog)? {
             if !current {
                 super::ensure_metadata(db)?;

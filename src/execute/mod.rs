@@ -413,6 +413,8 @@ pub struct HistoryRow<'a> {
     pub capture_ms: f64,
     pub apply_ms: f64,
     pub total_ms: f64,
+    /// Of `capture_ms`, the one-time work of starting trigger feeds.
+    pub setup_ms: f64,
 }
 
 impl<'a> HistoryRow<'a> {
@@ -429,12 +431,13 @@ impl<'a> HistoryRow<'a> {
             capture_ms: 0.0,
             apply_ms,
             total_ms,
+            setup_ms: 0.0,
         }
     }
 }
 
 /// The parameters of `history_insert.sql` for one row.
-fn history_params(h: &HistoryRow) -> [String; 13] {
+fn history_params(h: &HistoryRow) -> [String; 14] {
     [
         h.view.name.clone(),
         h.view.schema.clone(),
@@ -449,6 +452,7 @@ fn history_params(h: &HistoryRow) -> [String; 13] {
         format!("{:.3}", h.capture_ms),
         format!("{:.3}", h.apply_ms),
         format!("{:.3}", h.total_ms),
+        format!("{:.3}", h.setup_ms),
     ]
 }
 
@@ -463,7 +467,7 @@ fn record_history(db: &dyn Sql, h: &HistoryRow) -> Result<()> {
 #[derive(Default)]
 pub struct Refreshed {
     /// Each refresh's history row, as `history_insert.sql`'s parameters (view, schema, ...).
-    history: Vec<[String; 13]>,
+    history: Vec<[String; 14]>,
 }
 
 impl Refreshed {
@@ -587,7 +591,7 @@ fn create_in(db: &dyn Sql, at: &Qualified, query: &str, started: Instant, sums: 
         // Attach to the tables' feeds first: a feed other views already read is brought up to
         // date (its batch logged for them), so that the fill below and the cursor agree.
         let attaching = Instant::now();
-        attach(db, &q, &at, &at.catalog, source)?;
+        let setup_ms = attach(db, &q, &at, &at.catalog, source)?;
         let capture_ms = elapsed_ms(attaching);
         let data = free_data_table(db, &at)?;
         // The stored columns get the types refreshes produce; the fill is cast to them.
@@ -632,7 +636,7 @@ fn create_in(db: &dyn Sql, at: &Qualified, query: &str, started: Instant, sums: 
         let rows = db.scalar_int(&render::count_rows(&at), &[])?;
         let total_ms = elapsed_ms(started);
         // Capture: starting the change state (for a diff source, its snapshot); apply: the fill.
-        let row = HistoryRow { capture_ms, ..HistoryRow::recompute(&at, "initial fill", apply_ms, total_ms) };
+        let row = HistoryRow { capture_ms, setup_ms, ..HistoryRow::recompute(&at, "initial fill", apply_ms, total_ms) };
         record_history(db, &row)?;
         Ok(Created { view: at.name.clone(), rows, strategy })
     }
@@ -737,8 +741,9 @@ pub fn chain_sources(
 }
 
 /// Attaches a view to the feeds of its tables (starting feeds no view reads yet), with its
-/// cursors at each feed's newest batch after bringing shared feeds up to date.
-pub(crate) fn attach(db: &dyn Sql, q: &ViewQuery, at: &Qualified, catalog: &str, source: &str) -> Result<()> {
+/// cursors at each feed's newest batch after bringing shared feeds up to date. Returns the ms
+/// spent starting trigger feeds (their installation and snapshot: one-time work).
+pub(crate) fn attach(db: &dyn Sql, q: &ViewQuery, at: &Qualified, catalog: &str, source: &str) -> Result<f64> {
     let tables = q.tables();
     let all_columns: Vec<Vec<ColumnDef>> = tables
         .iter()
@@ -749,9 +754,12 @@ pub(crate) fn attach(db: &dyn Sql, q: &ViewQuery, at: &Qualified, catalog: &str,
     let sizes: Vec<i64> = cache::table_states(db, &tables)?.iter().map(|s| s.2).collect();
     // The database's refresh mode, read at most once, and only for a feed that may need it.
     let mut refresh_mode: Option<mode::Requested> = None;
+    let mut setup_ms = 0.0;
     for (k, t) in tables.iter().enumerate() {
+        let started = Instant::now();
         let columns = q.table_columns(t);
         let mut feed = feeds::find_or_start(db, catalog, t, &columns, &kinds[k], sizes[k])?;
+        let setup = feed.kind == capture::SourceKind::Trigger && capture::trigger::installing(&feed);
         if let Some(skip) = capture::skip_diff(&feed, &kinds[k], &columns) {
             let skips = mode::start_by_recomputing(sizes[k], || match refresh_mode {
                 Some(m) => Ok(m),
@@ -791,8 +799,11 @@ pub(crate) fn attach(db: &dyn Sql, q: &ViewQuery, at: &Qualified, catalog: &str,
             feeds::switch_source(db, &mut feed, &kinds[k])?;
         }
         capture::discard(db, &fresh)?;
+        if setup || (feed.kind == capture::SourceKind::Trigger && capture::trigger::installing(&feed)) {
+            setup_ms += elapsed_ms(started);
+        }
     }
-    Ok(())
+    Ok(setup_ms)
 }
 
 /// Every maintained view, as `schema.name` in creation order.

@@ -56,10 +56,12 @@ class ReopenTest(unittest.TestCase):
             con.close()
 
     def test_metadata_of_an_earlier_version_is_upgraded_by_the_next_refresh(self):
-        # A file whose metadata lacks the columns this version added to the cursors or the feeds
-        # (as an earlier version wrote it): the first refresh of the reopened file adds them.
-        added = [("cursors", "watermark"), ("feeds", "batch_rows"), ("feeds", "batch_deletes"), ("feeds", "batch_facts")]
-        for dropped in ([added[0]], added[1:3], added[3:]):
+        # A file whose metadata lacks the columns this version added to the cursors, the feeds or
+        # the history (as an earlier version wrote it): the first refresh of the reopened file adds them.
+        added = [("openivm", "cursors", "watermark"), ("openivm", "feeds", "batch_rows"),
+                 ("openivm", "feeds", "batch_deletes"), ("openivm", "feeds", "batch_facts"),
+                 ("main", "openivm_refresh_history", "setup_ms")]
+        for dropped in ([added[0]], added[1:3], added[3:4], added[4:]):
             with tempfile.TemporaryDirectory() as d:
                 path = os.path.join(d, "db.duckdb")
                 con = connect(path)
@@ -68,16 +70,16 @@ class ReopenTest(unittest.TestCase):
                 con.close()
                 for call in ("CALL refresh('v')", "CALL openivm_refresh_all()"):
                     con = connect(path, load=False)
-                    for table, column in dropped:
-                        con.execute(f"ALTER TABLE openivm.{table} DROP COLUMN {column}")
+                    for schema, table, column in dropped:
+                        con.execute(f"ALTER TABLE {schema}.{table} DROP COLUMN {column}")
                     con.execute("INSERT INTO t VALUES (1, 1000), (9, 9)")
                     con.close()
                     con = connect(path)
                     con.execute(call)
                     self.assertEqual(mismatches(con, "v", QUERY), 0, call)
-                    for table, column in added:
+                    for schema, table, column in added:
                         self.assertEqual(con.execute(
-                            "SELECT count(*) FROM duckdb_columns() WHERE schema_name = 'openivm' "
+                            f"SELECT count(*) FROM duckdb_columns() WHERE schema_name = '{schema}' "
                             f"AND table_name = '{table}' AND column_name = '{column}'").fetchone()[0], 1, (call, column))
                     con.close()
 
