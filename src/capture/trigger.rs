@@ -20,7 +20,7 @@
 
 use super::feeds::Feed;
 use super::{recorded, temp_name, DeltaStats, Fresh};
-use crate::db::{Cells, Sql};
+use crate::db::{Cells, Row, Sql};
 use crate::error::{Error, Result};
 use crate::render::trigger::{self as sql, Event};
 use crate::sql::views::READ_ONLY;
@@ -73,11 +73,11 @@ pub fn uninstall(db: &dyn Sql, feed: &Feed) -> Result<()> {
     db.execute(&sql::forget(&feed.catalog, feed.id))
 }
 
-/// Fails unless the feed's triggers are on its table as they were installed.
-pub fn check(db: &dyn Sql, feed: &Feed) -> Result<()> {
-    let rows = db.query(&sql::health(&feed.catalog, feed.id, &feed.table))?;
-    let (missing, recorded) = match rows.first() {
-        Some(r) => (r.text(0)?, r.int(1)?),
+/// Fails unless the feed's triggers are on its table as they were installed, as
+/// `sql::stats_and_health` found them.
+fn check(feed: &Feed, found: Option<&Row>) -> Result<()> {
+    let (missing, recorded) = match found {
+        Some(r) => (r.text(3)?, r.int(4)?),
         None => (String::new(), 0),
     };
     if missing.is_empty() && recorded == Event::ALL.len() as i64 {
@@ -105,9 +105,10 @@ pub fn check(db: &dyn Sql, feed: &Feed) -> Result<()> {
 /// on rows the table never held at a refresh (a cast that fails on them), and a referenced
 /// table whose keys did not change keeps its terms prunable.
 pub fn capture(db: &dyn Sql, feed: &Feed, name: &str, size_now: i64) -> Result<Fresh> {
-    check(db, feed)?;
     let log = feed.log();
-    let (raw, _) = DeltaStats::from_row(db.query(&sql::unstamped_stats(&log))?.first())?;
+    let found = db.query(&sql::stats_and_health(&log, &feed.catalog, feed.id, &feed.table))?;
+    check(feed, found.first())?;
+    let (raw, _) = DeltaStats::from_row(found.first())?;
     let read_only = || -> Result<bool> { Ok(READ_ONLY.scalar(db, [&feed.catalog])?.as_deref() == Some("true")) };
     // Taking logged rows writes the log: on a database attached read-only, say so.
     if raw.rows > 0 && read_only()? {

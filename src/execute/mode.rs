@@ -222,11 +222,12 @@ pub fn lake_deletions_before_capture(requested: Requested, deleting: &[bool], ta
 /// capturing is cheaper, and the view stops tracking changes until an incremental refresh is
 /// requested. Before any incremental refresh, the time the view's change state took to start
 /// (its snapshot, about what a diff costs) stands in for one. Times in ms; None where nothing
-/// was measured yet. Views whose recompute reads fewer than `FULL_MIN_ROWS` rows stay as they
-/// are (their times are too small to tell apart).
+/// was measured yet. Views whose diff-captured tables hold fewer than `FULL_MIN_ROWS` rows
+/// (`diff_rows`) stay as they are: such a capture is cheap, and the times are too small to tell
+/// apart (the terms' cost is priced per batch by `choose`).
 pub fn skip_capture(
     requested: Requested,
-    rows_read: u64,
+    diff_rows: u64,
     last_incremental: Option<f64>,
     incremental_ran: bool,
     last_full: Option<f64>,
@@ -242,7 +243,7 @@ pub fn skip_capture(
         }
     };
     match (requested, last_incremental, last_full) {
-        (Requested::Auto, Some(inc), Some(full)) if inc > full && rows_read >= FULL_MIN_ROWS => Some(format!(
+        (Requested::Auto, Some(inc), Some(full)) if inc > full && diff_rows >= FULL_MIN_ROWS => Some(format!(
             "auto: {}, a recompute {full:.1} ms; the view is recomputed and no longer tracks changes (refresh with \
              mode := 'incremental' to track them again)",
             measured(inc)
@@ -256,7 +257,7 @@ pub fn skip_capture(
 /// find whether anything changed: no exact check costs less than the diff tracking needs (row
 /// counts miss updates, DuckDB keeps no version per table, docs/statement-log.md), so each
 /// refresh recomputes. It resumes when the reason is gone: no table is read by the diff source
-/// any more (`diff`), the recompute reads fewer than `FULL_MIN_ROWS` rows, or (`alone`: a refresh
+/// any more (`diff`), its diff-captured tables hold fewer than `FULL_MIN_ROWS` rows, or (`alone`: a refresh
 /// of its own, not a round, whose shared diff is decided for all its views) the last incremental
 /// refresh's capture, which every incremental refresh pays whatever its batch, took less than
 /// the last recompute, so a small batch refreshes cheaper than a recompute. The refresh then
@@ -264,15 +265,15 @@ pub fn skip_capture(
 /// stops the tracking again after one incremental refresh.
 pub fn resume_tracking(
     diff: bool,
-    rows_read: u64,
+    diff_rows: u64,
     alone: bool,
     last_capture: Option<f64>,
     last_full: Option<f64>,
 ) -> Option<String> {
     let why = if !diff {
         "no table of the view is read by the diff source any more".to_string()
-    } else if rows_read < FULL_MIN_ROWS {
-        format!("its tables hold fewer than {FULL_MIN_ROWS} rows")
+    } else if diff_rows < FULL_MIN_ROWS {
+        format!("its tables on the diff source hold fewer than {FULL_MIN_ROWS} rows")
     } else {
         match (alone, last_capture, last_full) {
             (true, Some(capture), Some(full)) if capture < full => format!(

@@ -470,12 +470,20 @@ fn second_transaction(
     let detached = (0..c.tables.len()).any(|k| feed_of(&feeds, &c, k).is_none());
     let has_diff = c.sources.iter().any(|s| matches!(s, SourceKind::Diff));
     let table_rows: Vec<i64> = sizes.clone();
-    let rows_read: u64 = c.leaf_table.iter().map(|&k| table_rows[k].max(0) as u64).sum();
+    // The rows the diff source reads at each capture: a capture that reads few is never what
+    // makes an incremental refresh dear (the terms are priced per batch), and its times are too
+    // small to tell apart.
+    let diff_rows: u64 = c
+        .leaf_table
+        .iter()
+        .filter(|&&k| matches!(c.sources[k], SourceKind::Diff))
+        .map(|&k| table_rows[k].max(0) as u64)
+        .sum();
     let skip = if has_diff && !detached {
         let diff_feeds: Vec<i64> = feeds.iter().filter(|f| matches!(f.kind, SourceKind::Diff)).map(|f| f.id).collect();
         match round.as_deref().and_then(|r| r.verdict(&diff_feeds)) {
             Some(verdict) => verdict,
-            None => mode::skip_capture(requested, rows_read, c.last_incremental_ms, c.incremental_ran, c.last_full_ms),
+            None => mode::skip_capture(requested, diff_rows, c.last_incremental_ms, c.incremental_ran, c.last_full_ms),
         }
     } else {
         None
@@ -490,7 +498,7 @@ fn second_transaction(
         let resumed = match requested {
             Requested::Auto if detached => mode::resume_tracking(
                 has_diff,
-                rows_read,
+                diff_rows,
                 round.is_none(),
                 c.last_incremental_capture_ms,
                 c.last_full_ms,
@@ -528,6 +536,7 @@ fn second_transaction(
     let mut rebuilt: Vec<String> = Vec::new();
     let mut setup_ms = 0.0;
     let parents = prunable_parents(&c, pruning);
+    let unchanged_small = unchanged_small_diffs(db, &c, &feeds, &captured, &sizes, round.is_some())?;
     for k in 0..c.tables.len() {
         if let Some(i) = captured[k].take() {
             inputs.push(i);
@@ -572,7 +581,10 @@ fn second_transaction(
         }
         let first_in_round = round.as_deref_mut().map(|r| r.captured.insert(feed.id));
         let fresh =
-            if first_in_round == Some(false) || (switch_to.is_none() && capture::unchanged_now(db, &feed, sizes[k])?) {
+            if first_in_round == Some(false)
+                || unchanged_small[k]
+                || (switch_to.is_none() && capture::unchanged_now(db, &feed, sizes[k])?)
+            {
                 capture::unchanged(&feed)
             } else {
                 // A round keeps its batches until its end: one name per feed.
@@ -732,6 +744,33 @@ fn second_transaction(
         setup_ms,
         t2_started,
     })
+}
+
+/// Per table of the view: whether it is a small table on the diff source (`diff::PROBED_ROWS`)
+/// found equal to its snapshot by one statement for all of them, so that its capture is
+/// skipped. Not in a round, whose shared diffs are captured once for all its views.
+fn unchanged_small_diffs(
+    db: &dyn Sql,
+    c: &Compiled,
+    feeds: &[Feed],
+    captured: &[Option<Input>],
+    sizes: &[i64],
+    in_round: bool,
+) -> Result<Vec<bool>> {
+    let mut out = vec![false; c.tables.len()];
+    if in_round {
+        return Ok(out);
+    }
+    let probed: Vec<(usize, Feed)> = (0..c.tables.len())
+        .filter(|&k| captured[k].is_none() && sizes[k] <= capture::diff::PROBED_ROWS)
+        .filter_map(|k| feed_of(feeds, c, k).map(|f| (k, f)))
+        .filter(|(k, f)| f.kind == SourceKind::Diff && c.sources[*k] == SourceKind::Diff && f.cursor >= 0)
+        .collect();
+    let changed = capture::diff::changed(db, &probed.iter().map(|(_, f)| f).collect::<Vec<_>>())?;
+    for ((k, _), changed) in probed.iter().zip(changed) {
+        out[*k] = !changed;
+    }
+    Ok(out)
 }
 
 /// Above this many rows, the child of a RELY key is not scanned for references to the keys its

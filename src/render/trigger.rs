@@ -110,13 +110,15 @@ pub fn unstamped(log: &Qualified, cols: &[ColumnDef]) -> String {
     format!("SELECT {}{} FROM {} WHERE {SEQ} IS NULL", leading(cols), ident(MULTIPLICITY), log.sql())
 }
 
-/// How many unstamped rows the log holds, and how many of them delete (multiplicity -1), in the
-/// shape of `DeltaStats::from_row`.
-pub fn unstamped_stats(log: &Qualified) -> String {
+/// In one row: how many unstamped rows the log holds and how many of them delete
+/// (multiplicity -1), in the shape of `DeltaStats::from_row`; then the feed's triggers that are
+/// gone or changed, and how many the registry records (`health`).
+pub fn stats_and_health(log: &Qualified, catalog: &str, feed: i64, base: &TableId) -> String {
     format!(
-        "SELECT count(*)::BIGINT, count(*) FILTER (WHERE {} < 0)::BIGINT, NULL::VARCHAR FROM {} WHERE {SEQ} IS NULL",
+        "SELECT s.*, h.* FROM (SELECT count(*)::BIGINT, count(*) FILTER (WHERE {} < 0)::BIGINT, NULL::VARCHAR FROM {}          WHERE {SEQ} IS NULL) AS s, ({}) AS h",
         ident(MULTIPLICITY),
-        log.sql()
+        log.sql(),
+        health(catalog, feed, base)
     )
 }
 
@@ -158,7 +160,7 @@ fn on_table(base: &TableId) -> String {
 
 /// The names of feed `feed`'s triggers that are not on `base` as they were installed (dropped,
 /// replaced, or gone with the table), and how many the registry holds.
-pub fn health(catalog: &str, feed: i64, base: &TableId) -> String {
+fn health(catalog: &str, feed: i64, base: &TableId) -> String {
     format!(
         "SELECT coalesce(string_agg(r.trigger_name, ', ' ORDER BY r.trigger_name) FILTER (WHERE d.trigger_name IS NULL), ''), \
          count(*)::BIGINT FROM {} r LEFT JOIN (SELECT trigger_name, sql FROM duckdb_triggers() WHERE {}) d \
