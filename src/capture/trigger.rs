@@ -90,7 +90,7 @@ fn check(feed: &Feed, found: Option<&Row>) -> Result<()> {
     };
     Err(Error::BrokenPromise(format!(
         "table '{t}' is captured by triggers openivm installed, but {what} (a DROP TRIGGER, CREATE OR REPLACE TABLE, \
-         or an EXPORT/IMPORT DATABASE drops them): writes since then may be missing from its change log, so a \
+         EXPORT/IMPORT DATABASE or COPY FROM DATABASE drops them): writes since then may be missing from its change log, so a \
          refresh recomputes its views and installs the triggers again; to capture the table by diffing it \
          instead, CALL openivm_set_source('{t}', 'diff')",
         t = crate::rely::qualified(&feed.table),

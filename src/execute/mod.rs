@@ -141,8 +141,21 @@ fn standing_of(comment: Option<String>, v: &ViewRecord) -> Standing {
 /// Fails when the view was replaced or dropped behind openivm's back (the comment read from the
 /// cache's round of refreshes when in one).
 pub fn check_standing(db: &dyn Sql, cache: &mut cache::Cache, v: &ViewRecord) -> Result<()> {
-    let what = match standing_of(cache.view_comment(db, &v.at)?, v) {
+    let comment = cache.view_comment(db, &v.at)?;
+    let uncommented = comment.as_deref() == Some("");
+    let what = match standing_of(comment, v) {
         Standing::Ours => return Ok(()),
+        // EXPORT/IMPORT DATABASE and COPY FROM DATABASE keep no comments.
+        Standing::Replaced if uncommented => {
+            return Err(Error::InvalidArgument(format!(
+                "the view '{v}' lost openivm's marker (its comment): it was replaced by another definition (CREATE OR \
+                 REPLACE VIEW) behind openivm's back, or the database was copied by EXPORT/IMPORT DATABASE or COPY \
+                 FROM DATABASE, which keep no comments and no triggers; openivm no longer maintains it. CALL \
+                 openivm_drop('{v}') removes openivm's state for it (and leaves any view of yours alone); after a copy, \
+                 also DROP VIEW {v}, then create it again with openivm_create",
+                v = v.at.name
+            )))
+        }
         Standing::Replaced => "was replaced by another definition (CREATE OR REPLACE VIEW)".to_string(),
         Standing::Gone => match renamed_to(db, v)? {
             // ALTER VIEW ... RENAME keeps the comment: the view is found under its new name.

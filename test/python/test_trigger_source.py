@@ -213,6 +213,58 @@ class TriggerSourceTest(unittest.TestCase):
             self.assertEqual(mismatches(con, "agg", QUERY), 0)
             con.close()
 
+    def test_a_copied_database_recaptures_or_says_to_create_its_views_again(self):
+        # A copy keeps no triggers. COPY FROM DATABASE keeps the views' comments: a refresh finds
+        # the triggers gone, recomputes and installs them again. EXPORT/IMPORT DATABASE keeps no
+        # comments either: a refresh fails with the way out (drop, create again). Never a stale
+        # result; then every write is captured exactly. The original keeps working.
+        with tempfile.TemporaryDirectory() as d:
+            a, b, c, ex = (os.path.join(d, n) for n in ("a.db", "b.db", "c.db", "export"))
+            con = connect(a)
+            setup(con)
+            con.execute("INSERT INTO t VALUES (5000, 1, 5, 'y')")
+            self.assertExact(con)
+            installed = con.execute("SELECT count(*) FROM duckdb_triggers()").fetchone()[0]
+            self.assertEqual(installed, 6)  # on t and d, three each
+            con.execute(f"EXPORT DATABASE '{ex}'")
+            con.execute(f"ATTACH '{c}' AS dst")
+            con.execute("COPY FROM DATABASE a TO dst")
+            con.execute("DETACH dst")
+            con.close()
+            con = connect(c)
+            self.assertEqual(con.execute("SELECT count(*) FROM duckdb_triggers()").fetchone()[0], 0)
+            con.execute("INSERT INTO t VALUES (5001, 2, 7, 'y')")
+            mode, reason = con.execute("SELECT mode, mode_reason FROM refresh('agg')").fetchone()
+            self.assertEqual(mode, "full")
+            self.assertRegex(reason, "trigger.*are gone.*COPY FROM DATABASE")
+            self.assertEqual(mismatches(con, "agg", QUERY), 0)
+            con.execute("UPDATE t SET v = v + 1 WHERE id % 7 = 0")
+            self.assertExact(con)
+            self.assertEqual(con.execute("SELECT count(*) FROM duckdb_triggers()").fetchone()[0], installed)
+            con.execute("DELETE FROM t WHERE id % 11 = 0")
+            self.assertExact(con)
+            con.close()
+            con = connect(b)
+            con.execute(f"IMPORT DATABASE '{ex}'")
+            self.assertEqual(con.execute("SELECT count(*) FROM duckdb_triggers()").fetchone()[0], 0)
+            con.execute("INSERT INTO t VALUES (5001, 2, 7, 'y')")
+            for view in ("agg", "joined"):
+                with self.assertRaisesRegex(duckdb.Error, "lost openivm's marker.*EXPORT/IMPORT DATABASE or COPY FROM DATABASE"):
+                    con.execute(f"CALL refresh('{view}')")
+                con.execute(f"CALL openivm_drop('{view}')")
+                con.execute(f"DROP VIEW {view}")
+            con.execute("CALL openivm_create('agg', ?)", [QUERY])
+            con.execute("CALL openivm_create('joined', ?)", [JOIN])
+            self.assertEqual(con.execute("SELECT count(*) FROM duckdb_triggers()").fetchone()[0], installed)
+            con.execute("UPDATE t SET v = v + 1 WHERE id % 7 = 0")
+            con.execute("DELETE FROM t WHERE id % 11 = 0")
+            self.assertExact(con)
+            con.close()
+            con = connect(a)
+            con.execute("DELETE FROM t WHERE id % 13 = 0")
+            self.assertExact(con)
+            con.close()
+
     def test_upserts_and_merge_take_the_documented_way_out(self):
         con = connect()
         con.execute("CALL openivm_set('openivm_default_source', 'trigger')")
