@@ -1607,7 +1607,9 @@ class Runner:
         u = r.choice(ups)
         cols = self.con.execute(f"DESCRIBE {u.name}").fetchall()
         col = '"' + r.choice(cols)[0] + '"'
-        exact = [c[0] for c in cols if c[1] in ("INTEGER", "BIGINT", "SMALLINT", "HUGEINT") or c[1].startswith("DECIMAL")]
+        # exact numeric columns (not lists of them, such as DECIMAL(10,2)[])
+        exact = [c[0] for c in cols if c[1] in ("INTEGER", "BIGINT", "SMALLINT", "HUGEINT")
+                 or (c[1].startswith("DECIMAL") and not c[1].endswith("]"))]
         x = r.random()
         if x < 0.5:
             # output names no upstream column has (DuckDB's DESCRIBE of a query keeps duplicates)
