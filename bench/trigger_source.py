@@ -10,6 +10,10 @@ Three workloads, all written as ordinary SQL from a second connection, with no d
   (trigger source) against the same statement on an identical table no view reads.
 - manyviews: VIEWS grouped views over one table, each refreshed on its own after a mixed batch,
   against recomputing all of them.
+- tpch: TPC-H (SF1 by default; data from DuckDB 1.5.5's generator, run with --tpch-python, as
+  Parquet loaded into a 2.0.1 file), views shaped like Q3, Q5 and Q10 (bench/openivm_bench/tpch.py)
+  with the RELY foreign keys declared, and RF1 + RF2 batches of 0.1% of the orders as ordinary
+  INSERT and DELETE statements in one transaction; each view refreshed against its recompute.
 
 Prints medians and ratios (recompute / refresh; statement with triggers / without) and writes
 bench/results/trigger_source.md.
@@ -18,6 +22,7 @@ import argparse
 import os
 import pathlib
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -25,6 +30,10 @@ import time
 import duckdb
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+from openivm_bench.tpch import QUERIES as TPCH_QUERIES, RELY_FKS as TPCH_FKS  # noqa: E402
+
+TPCH_TABLES = ("orders", "lineitem", "customer", "supplier", "nation", "region")
 
 
 def timed(f):
@@ -147,6 +156,62 @@ def manyviews(con, w, rows, views, batches):
     return {"refresh": statistics.median(refresh), "recompute": statistics.median(recompute), "verify": bad}
 
 
+def tpch_parquet(python, sf):
+    """TPC-H tables as Parquet files made by DuckDB 1.5.5's generator (the TPC-H extension exists
+    for 1.5.5 only), kept in build/bench/data for the next run."""
+    out = ROOT / "build" / "bench" / "data" / f"tpch_sf{sf:g}_parquet"
+    if all((out / f"{t}.parquet").exists() for t in TPCH_TABLES):
+        return out
+    out.mkdir(parents=True, exist_ok=True)
+    script = (
+        "import duckdb, duckdb_extension_tpch, os, sys; c = duckdb.connect(); "
+        "c.execute(\"LOAD '\" + os.path.join(duckdb_extension_tpch.__path__[0], 'extensions', 'v' + duckdb.__version__, "
+        "'tpch.duckdb_extension') + \"'\"); "
+        f"c.execute('CALL dbgen(sf={sf})'); "
+        + "".join(f"c.execute(\"COPY {t} TO '{out / t}.parquet' (FORMAT parquet)\"); " for t in TPCH_TABLES)
+    )
+    subprocess.run([python, "-c", script], check=True)
+    return out
+
+
+def tpch(con, w, data, batches):
+    for t in TPCH_TABLES:
+        con.execute(f"CREATE TABLE {t} AS FROM read_parquet('{data / t}.parquet')")
+    con.execute("CHECKPOINT")
+    for child, ccols, parent, pcols in TPCH_FKS:
+        con.execute("CALL openivm_declare_rely_fk(?, ?, ?, ?)", [child, ccols, parent, pcols])
+    for q, sql in TPCH_QUERIES.items():
+        con.execute("CALL openivm_create(?, ?)", [q, sql])
+    base_max = con.execute("SELECT max(o_orderkey) FROM orders").fetchone()[0]
+    next_key = base_max + 1
+    k = max(1, con.execute("SELECT count(*) FROM orders").fetchone()[0] // 1000)
+    out = {q: {"refresh": [], "recompute": [], "modes": set()} for q in TPCH_QUERIES}
+    for b in range(batches + 1):
+        w.execute("BEGIN")
+        w.execute(f"CREATE OR REPLACE TEMP TABLE rf1 AS SELECT o_orderkey AS old_key, {next_key} + row_number() "
+                  f"OVER (ORDER BY o_orderkey) - 1 AS new_key FROM (SELECT o_orderkey FROM orders WHERE o_orderkey <= "
+                  f"{base_max} ORDER BY hash(o_orderkey, {b}, 1) LIMIT {k})")
+        w.execute("INSERT INTO orders SELECT o.* REPLACE (m.new_key AS o_orderkey) FROM orders o JOIN rf1 m ON o.o_orderkey = m.old_key")
+        w.execute("INSERT INTO lineitem SELECT l.* REPLACE (m.new_key AS l_orderkey) FROM lineitem l JOIN rf1 m ON l.l_orderkey = m.old_key")
+        w.execute(f"CREATE OR REPLACE TEMP TABLE rf2 AS SELECT o_orderkey AS key FROM orders WHERE o_orderkey <= {base_max} "
+                  f"ORDER BY hash(o_orderkey, {b}, 2) LIMIT {k}")
+        w.execute("DELETE FROM lineitem WHERE l_orderkey IN (SELECT key FROM rf2)")
+        w.execute("DELETE FROM orders WHERE o_orderkey IN (SELECT key FROM rf2)")
+        w.execute("COMMIT")
+        next_key += k
+        for q, sql in TPCH_QUERIES.items():
+            mode, ms = con.execute(f"SELECT mode, duration_ms FROM refresh('{q}')").fetchone()
+            if b == 0:
+                continue  # the first capture of a new feed diffs its table once
+            out[q]["refresh"].append(ms)
+            out[q]["modes"].add(mode)
+            out[q]["recompute"].append(timed(lambda: con.execute(f"CREATE OR REPLACE TEMP TABLE recomputed AS {sql}")))
+    for q in TPCH_QUERIES:
+        out[q]["verify"] = con.execute(f"SELECT missing_rows + extra_rows FROM openivm_verify('{q}')").fetchone()[0]
+    sources = con.execute("SELECT table_name, source FROM openivm.feeds ORDER BY 1").fetchall()
+    return out, k, sources
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--extension", default=str(ROOT / "build/release/openivm.duckdb_extension"))
@@ -155,7 +220,10 @@ def main():
     ap.add_argument("--views-rows", type=int, default=5_000_000)
     ap.add_argument("--views", type=int, default=20)
     ap.add_argument("--batches", type=int, default=5)
-    ap.add_argument("--only", choices=["star", "writes", "manyviews"])
+    ap.add_argument("--only", choices=["star", "writes", "manyviews", "tpch"])
+    ap.add_argument("--sf", type=float, default=1, help="TPC-H scale factor")
+    ap.add_argument("--tpch-python", default=str(ROOT / ".venv/bin/python"),
+                    help="a Python with DuckDB 1.5.5 and duckdb-extension-tpch, to generate the TPC-H data")
     ap.add_argument("--out", default=str(ROOT / "bench/results/trigger_source.md"))
     args = ap.parse_args()
     if not duckdb.__version__.startswith("2"):
@@ -208,6 +276,21 @@ def main():
             emit("")
             emit(f"all refreshes {m['refresh']:.1f} ms, all recomputes {m['recompute']:.1f} ms: "
                  f"refreshes take {m['refresh'] / m['recompute']:.3f} of recomputing (verify: {m['verify']})")
+            emit("")
+            con.close()
+        if args.only in (None, "tpch"):
+            data = tpch_parquet(args.tpch_python, args.sf)
+            con, w = fresh("tpch")
+            t, k, sources = tpch(con, w, data, args.batches)
+            emit(f"## TPC-H SF{args.sf:g}: RF1 + RF2 of {k:,} orders each (0.1%) as ordinary INSERT and DELETE, medians")
+            emit("")
+            emit("| view | refresh ms | recompute ms | recompute / refresh | modes | verify |")
+            emit("|---|---|---|---|---|---|")
+            for q, r in t.items():
+                ref, rec = statistics.median(r["refresh"]), statistics.median(r["recompute"])
+                emit(f"| {q} | {ref:.1f} | {rec:.1f} | {rec / ref:.2f}x | {', '.join(sorted(r['modes']))} | {r['verify']} |")
+            emit("")
+            emit(f"Sources: {sources}")
             emit("")
             con.close()
     pathlib.Path(args.out).write_text("\n".join(lines) + "\n")

@@ -18,10 +18,13 @@
 //! view, installs the triggers again, and marks the feed's other views to recompute (as for a
 //! DuckLake range that cannot be read).
 
+use std::collections::HashMap;
+
 use super::feeds::Feed;
 use super::{recorded, temp_name, DeltaStats, Fresh};
-use crate::db::{Cells, Row, Sql};
+use crate::db::{read_all, Cells, FromRow, Row, Sql};
 use crate::error::{Error, Result};
+use crate::ir::TableId;
 use crate::render::trigger::{self as sql, Event};
 use crate::sql::views::READ_ONLY;
 
@@ -73,20 +76,82 @@ pub fn uninstall(db: &dyn Sql, feed: &Feed) -> Result<()> {
     db.execute(&sql::forget(&feed.catalog, feed.id))
 }
 
-/// Fails unless the feed's triggers are on its table as they were installed, as
-/// `sql::stats_and_health` found them.
-fn check(feed: &Feed, found: Option<&Row>) -> Result<()> {
-    let (missing, recorded) = match found {
-        Some(r) => (r.text(3)?, r.int(4)?),
-        None => (String::new(), 0),
+/// One row of `sql::inspect`.
+struct InspectRow {
+    kind: String,
+    feed: Option<i64>,
+    a: Option<String>,
+    b: Option<String>,
+    table: Option<TableId>,
+}
+
+impl FromRow for InspectRow {
+    fn from_row(r: &Row) -> Result<Self> {
+        let text = |i: usize| -> Result<Option<String>> { Ok(r.opt_text(i)?.map(str::to_string)) };
+        let table = match (text(4)?, text(5)?, text(6)?) {
+            (Some(catalog), Some(schema), Some(name)) => Some(TableId { catalog, schema, name }),
+            _ => None,
+        };
+        Ok(InspectRow { kind: r.text(0)?.to_string(), feed: r.opt_int(1)?, a: text(2)?, b: text(3)?, table })
+    }
+}
+
+/// What a capture reads of a trigger feed before taking its batch: the log's unstamped rows,
+/// and its triggers that are gone or changed (`missing`), with how many its registry records.
+#[derive(Clone, Debug, Default)]
+pub struct Inspection {
+    raw: DeltaStats,
+    missing: Vec<String>,
+    recorded: usize,
+}
+
+/// Inspects the trigger feeds in one statement (`sql::inspect`), by feed id.
+pub fn inspect(db: &dyn Sql, feeds: &[&Feed]) -> Result<HashMap<i64, Inspection>> {
+    if feeds.is_empty() {
+        return Ok(HashMap::new());
+    }
+    let logs: Vec<_> = feeds.iter().map(|f| f.log()).collect();
+    let asked: Vec<sql::Inspected> =
+        feeds.iter().zip(&logs).map(|(f, log)| sql::Inspected { feed: f.id, log, catalog: &f.catalog }).collect();
+    let rows: Vec<InspectRow> = read_all(&db.query(&sql::inspect(&asked))?)?;
+    let count = |v: &Option<String>| -> Result<u64> {
+        v.as_deref()
+            .and_then(|s| s.parse().ok())
+            .ok_or_else(|| Error::Internal("a trigger log's row count is not a number".into()))
     };
-    if missing.is_empty() && recorded == Event::ALL.len() as i64 {
+    let mut out = HashMap::new();
+    for f in feeds {
+        let mut seen = Inspection::default();
+        for r in rows.iter().filter(|r| r.feed == Some(f.id)) {
+            match r.kind.as_str() {
+                "stats" => seen.raw = DeltaStats { rows: count(&r.a)?, deletes: count(&r.b)? },
+                "recorded" => {
+                    seen.recorded += 1;
+                    let present = rows
+                        .iter()
+                        .any(|p| p.kind == "present" && p.table.as_ref() == Some(&f.table) && p.a == r.a && p.b == r.b);
+                    if !present {
+                        seen.missing.push(r.a.clone().unwrap_or_default());
+                    }
+                }
+                _ => {}
+            }
+        }
+        seen.missing.sort();
+        out.insert(f.id, seen);
+    }
+    Ok(out)
+}
+
+/// Fails unless the feed's triggers are on its table as they were installed.
+fn check(feed: &Feed, seen: &Inspection) -> Result<()> {
+    if seen.missing.is_empty() && seen.recorded == Event::ALL.len() {
         return Ok(());
     }
-    let what = if missing.is_empty() {
+    let what = if seen.missing.is_empty() {
         "the record of its triggers is incomplete".to_string()
     } else {
-        format!("trigger(s) {missing} are gone or were replaced")
+        format!("trigger(s) {} are gone or were replaced", seen.missing.join(", "))
     };
     Err(Error::BrokenPromise(format!(
         "table '{t}' is captured by triggers openivm installed, but {what} (a DROP TRIGGER, CREATE OR REPLACE TABLE, \
@@ -105,10 +170,15 @@ fn check(feed: &Feed, found: Option<&Row>) -> Result<()> {
 /// on rows the table never held at a refresh (a cast that fails on them), and a referenced
 /// table whose keys did not change keeps its terms prunable.
 pub fn capture(db: &dyn Sql, feed: &Feed, name: &str, size_now: i64) -> Result<Fresh> {
+    let seen = inspect(db, &[feed])?.remove(&feed.id).unwrap_or_default();
+    capture_inspected(db, feed, name, size_now, &seen)
+}
+
+/// `capture`, the feed inspected already (by one statement for all the feeds of a refresh).
+pub fn capture_inspected(db: &dyn Sql, feed: &Feed, name: &str, size_now: i64, seen: &Inspection) -> Result<Fresh> {
+    check(feed, seen)?;
     let log = feed.log();
-    let found = db.query(&sql::stats_and_health(&log, &feed.catalog, feed.id, &feed.table))?;
-    check(feed, found.first())?;
-    let (raw, _) = DeltaStats::from_row(found.first())?;
+    let raw = seen.raw.clone();
     let read_only = || -> Result<bool> { Ok(READ_ONLY.scalar(db, [&feed.catalog])?.as_deref() == Some("true")) };
     // Taking logged rows writes the log: on a database attached read-only, say so.
     if raw.rows > 0 && read_only()? {

@@ -537,6 +537,7 @@ fn second_transaction(
     let mut setup_ms = 0.0;
     let parents = prunable_parents(&c, pruning);
     let unchanged_small = unchanged_small_diffs(db, &c, &feeds, &captured, &sizes, round.is_some())?;
+    let inspected = inspect_triggers(db, &c, &feeds, &captured, round.as_deref())?;
     for k in 0..c.tables.len() {
         if let Some(i) = captured[k].take() {
             inputs.push(i);
@@ -580,46 +581,51 @@ fn second_transaction(
             }
         }
         let first_in_round = round.as_deref_mut().map(|r| r.captured.insert(feed.id));
-        let fresh =
-            if first_in_round == Some(false)
-                || unchanged_small[k]
-                || (switch_to.is_none() && capture::unchanged_now(db, &feed, sizes[k])?)
-            {
-                capture::unchanged(&feed)
-            } else {
-                // A round keeps its batches until its end: one name per feed.
-                let fresh_name =
-                    if first_in_round.is_some() { format!("fresh_f{}", feed.id) } else { format!("fresh_{k}") };
-                let capture_started = Instant::now();
-                match capture::capture(db, &feed, &fresh_name, sizes[k]) {
-                    Ok(fresh) => {
-                        if let (Some(r), SourceKind::Diff) = (round.as_deref_mut(), &feed.kind) {
-                            r.diff_ms.insert(feed.id, elapsed_ms(capture_started));
-                        }
-                        if feed.kind == SourceKind::Trigger && capture::trigger::installing(&feed) {
-                            setup_ms += elapsed_ms(capture_started);
-                        }
-                        fresh
-                    }
-                    // A full refresh repairs a broken promise, and a revoked declaration is no
-                    // promise any more: the feed restarts from the table as it is, this view is
-                    // recomputed, and the feed's other views recompute at their next refresh.
-                    // A DuckLake range that cannot be read exactly (expired snapshots, a table
-                    // created again), and a table whose triggers are gone (dropped, or the table
-                    // created again), are repaired the same way, whatever the mode.
-                    Err(Error::BrokenPromise(why))
-                        if requested == Requested::Full
-                            || switch_to.is_some()
-                            || matches!(feed.kind, SourceKind::DuckLake(_) | SourceKind::Trigger) =>
-                    {
-                        feeds::rebuild(db, &mut feed, &c.sources[k], &at.schema, &at.name)?;
-                        rebuilt.push(why);
-                        switch_to = None;
-                        capture::unchanged(&feed)
-                    }
-                    Err(e) => return Err(e),
+        let fresh = if first_in_round == Some(false)
+            || unchanged_small[k]
+            || (switch_to.is_none() && capture::unchanged_now(db, &feed, sizes[k])?)
+        {
+            capture::unchanged(&feed)
+        } else {
+            // A round keeps its batches until its end: one name per feed.
+            let fresh_name =
+                if first_in_round.is_some() { format!("fresh_f{}", feed.id) } else { format!("fresh_{k}") };
+            let capture_started = Instant::now();
+            let captured = match inspected.get(&feed.id) {
+                Some(seen) if feed.kind == SourceKind::Trigger => {
+                    capture::trigger::capture_inspected(db, &feed, &fresh_name, sizes[k], seen)
                 }
+                _ => capture::capture(db, &feed, &fresh_name, sizes[k]),
             };
+            match captured {
+                Ok(fresh) => {
+                    if let (Some(r), SourceKind::Diff) = (round.as_deref_mut(), &feed.kind) {
+                        r.diff_ms.insert(feed.id, elapsed_ms(capture_started));
+                    }
+                    if feed.kind == SourceKind::Trigger && capture::trigger::installing(&feed) {
+                        setup_ms += elapsed_ms(capture_started);
+                    }
+                    fresh
+                }
+                // A full refresh repairs a broken promise, and a revoked declaration is no
+                // promise any more: the feed restarts from the table as it is, this view is
+                // recomputed, and the feed's other views recompute at their next refresh.
+                // A DuckLake range that cannot be read exactly (expired snapshots, a table
+                // created again), and a table whose triggers are gone (dropped, or the table
+                // created again), are repaired the same way, whatever the mode.
+                Err(Error::BrokenPromise(why))
+                    if requested == Requested::Full
+                        || switch_to.is_some()
+                        || matches!(feed.kind, SourceKind::DuckLake(_) | SourceKind::Trigger) =>
+                {
+                    feeds::rebuild(db, &mut feed, &c.sources[k], &at.schema, &at.name)?;
+                    rebuilt.push(why);
+                    switch_to = None;
+                    capture::unchanged(&feed)
+                }
+                Err(e) => return Err(e),
+            }
+        };
         // A recompute decided before capture reads the tables, not the view's delta: the
         // capture above was for the feed's other views.
         let (delta, stats) = if full_first.is_some() {
@@ -771,6 +777,33 @@ fn unchanged_small_diffs(
         out[*k] = !changed;
     }
     Ok(out)
+}
+
+/// The view's trigger feeds this refresh captures, inspected in one statement (their logs'
+/// unstamped rows and their triggers' health) instead of one per feed.
+fn inspect_triggers(
+    db: &dyn Sql,
+    c: &Compiled,
+    feeds: &[Feed],
+    captured: &[Option<Input>],
+    round: Option<&Round>,
+) -> Result<HashMap<i64, capture::trigger::Inspection>> {
+    let mut asked: Vec<Feed> = Vec::new();
+    for k in (0..c.tables.len()).filter(|&k| captured[k].is_none()) {
+        let Some(f) = feed_of(feeds, c, k) else { continue };
+        let taken = round.is_some_and(|r| r.captured.contains(&f.id));
+        if f.kind == SourceKind::Trigger
+            && c.sources[k] == SourceKind::Trigger
+            && !taken
+            && !asked.iter().any(|a| a.id == f.id)
+        {
+            asked.push(f);
+        }
+    }
+    if asked.len() < 2 {
+        return Ok(HashMap::new()); // one feed: its capture reads the same in one statement
+    }
+    capture::trigger::inspect(db, &asked.iter().collect::<Vec<_>>())
 }
 
 /// Above this many rows, the child of a RELY key is not scanned for references to the keys its

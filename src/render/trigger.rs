@@ -28,9 +28,12 @@ impl Event {
 
     /// The name of feed `feed`'s trigger for this event (a trigger lives in its table's schema).
     pub fn trigger_name(self, feed: i64) -> String {
-        format!("openivm_feed_{feed}_{}", self.keyword().to_ascii_lowercase())
+        format!("{TRIGGER_PREFIX}{feed}_{}", self.keyword().to_ascii_lowercase())
     }
 }
+
+/// What every trigger openivm installs is named with first.
+const TRIGGER_PREFIX: &str = "openivm_feed_";
 
 const NEW: &str = "openivm_new";
 const OLD: &str = "openivm_old";
@@ -110,15 +113,42 @@ pub fn unstamped(log: &Qualified, cols: &[ColumnDef]) -> String {
     format!("SELECT {}{} FROM {} WHERE {SEQ} IS NULL", leading(cols), ident(MULTIPLICITY), log.sql())
 }
 
-/// In one row: how many unstamped rows the log holds and how many of them delete
-/// (multiplicity -1), in the shape of `DeltaStats::from_row`; then the feed's triggers that are
-/// gone or changed, and how many the registry records (`health`).
-pub fn stats_and_health(log: &Qualified, catalog: &str, feed: i64, base: &TableId) -> String {
+/// A trigger feed as `inspect` reads it: its id, its log, and the database holding the metadata.
+pub struct Inspected<'a> {
+    pub feed: i64,
+    pub log: &'a Qualified,
+    pub catalog: &'a str,
+}
+
+/// What a capture needs to know of several trigger feeds, in one statement, as rows of (kind,
+/// feed, a, b, database, schema, table): `stats` rows (a feed, its log's unstamped rows and how
+/// many of them delete), `recorded` rows (a feed, a trigger name and text its registry holds),
+/// and `present` rows (the name, text and table of each openivm trigger DuckDB has).
+/// `duckdb_triggers()` is read once, whatever the number of feeds.
+pub fn inspect(feeds: &[Inspected]) -> String {
+    let stats = list(feeds, " UNION ALL ", |f| {
+        format!(
+            "SELECT 'stats', {id}::BIGINT, count(*)::VARCHAR, (count(*) FILTER (WHERE {m} < 0))::VARCHAR, NULL, NULL, \
+             NULL FROM {log} WHERE {SEQ} IS NULL",
+            id = f.feed,
+            m = ident(MULTIPLICITY),
+            log = f.log.sql()
+        )
+    });
+    let mut catalogs: Vec<&str> = feeds.iter().map(|f| f.catalog).collect();
+    catalogs.sort_unstable();
+    catalogs.dedup();
+    let recorded = list(&catalogs, " UNION ALL ", |c| {
+        let ids = list(feeds.iter().filter(|f| f.catalog == *c), ", ", |f| f.feed.to_string());
+        format!(
+            "SELECT 'recorded', feed_id, trigger_name, trigger_sql, NULL, NULL, NULL FROM {} WHERE feed_id IN ({ids})",
+            registry(c).sql()
+        )
+    });
     format!(
-        "SELECT s.*, h.* FROM (SELECT count(*)::BIGINT, count(*) FILTER (WHERE {} < 0)::BIGINT, NULL::VARCHAR FROM {}          WHERE {SEQ} IS NULL) AS s, ({}) AS h",
-        ident(MULTIPLICITY),
-        log.sql(),
-        health(catalog, feed, base)
+        "{stats} UNION ALL {recorded} UNION ALL SELECT 'present', NULL, trigger_name, sql, database_name, schema_name, \
+         table_name FROM duckdb_triggers() WHERE starts_with(trigger_name, {})",
+        literal(TRIGGER_PREFIX)
     )
 }
 
@@ -155,18 +185,6 @@ fn on_table(base: &TableId) -> String {
         literal(&base.catalog),
         literal(&base.schema),
         literal(&base.name)
-    )
-}
-
-/// The names of feed `feed`'s triggers that are not on `base` as they were installed (dropped,
-/// replaced, or gone with the table), and how many the registry holds.
-fn health(catalog: &str, feed: i64, base: &TableId) -> String {
-    format!(
-        "SELECT coalesce(string_agg(r.trigger_name, ', ' ORDER BY r.trigger_name) FILTER (WHERE d.trigger_name IS NULL), ''), \
-         count(*)::BIGINT FROM {} r LEFT JOIN (SELECT trigger_name, sql FROM duckdb_triggers() WHERE {}) d \
-         ON d.trigger_name = r.trigger_name AND d.sql = r.trigger_sql WHERE r.feed_id = {feed}",
-        registry(catalog).sql(),
-        on_table(base)
     )
 }
 
