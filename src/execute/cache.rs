@@ -269,6 +269,7 @@ impl Cache {
         self.views.clear();
         self.fulls.clear();
         self.settings = None;
+        self.forget_comment();
     }
 
     /// Starts a round of refreshes in one transaction: the catalog is read once for all of them.
@@ -280,9 +281,12 @@ impl Cache {
         self.round = None;
     }
 
-    /// Forgets the view comment `compiled` read (a transaction that did not check it ended).
+    /// Forgets the view comment and the feeds `compiled` read (the transaction that read them
+    /// ended): a later call must read them again, not check another incarnation of the view
+    /// against them.
     pub fn forget_comment(&mut self) {
         self.comment = None;
+        self.feed_rows = None;
     }
 
     /// The comment on the DuckDB view `at` (None: there is no such view), from the round's

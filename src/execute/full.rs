@@ -163,6 +163,8 @@ pub fn refresh_in(db: &dyn Sql, cache: &mut Cache, name: &str, started: Instant)
             at.catalog, at.name
         )));
     }
+    // A full view's comment is read here, never ahead (by `Cache::compiled`).
+    cache.forget_comment();
     check_standing(db, cache, &view)?;
     let outputs = describe(db, &view.query)?;
     if output_signature(&outputs) != view.signature {

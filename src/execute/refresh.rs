@@ -1844,6 +1844,7 @@ fn refresh_once(db: &dyn Sql, cache: &mut Cache, name: &str, opts: Options) -> R
     let go = match first {
         Ok(done) => return Ok(finished(cache, done, started)),
         Err(First::NothingToDo { c }) => {
+            cache.forget_comment();
             let counts = TermCounts { total: c.q.term_count(), empty_skipped: c.q.term_count(), ..Default::default() };
             return Ok(RefreshReport {
                 schema: c.view.at.schema.clone(),
