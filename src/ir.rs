@@ -288,6 +288,16 @@ impl ViewQuery {
         self.spans().iter().map(|(_, n)| (1usize << n) - 1).sum()
     }
 
+    /// Whether every row the view shows is one input row's values as they are: no grouping, no
+    /// DISTINCT, no INTERSECT / EXCEPT, in any branch. Otherwise a collated output shows one of
+    /// the spellings its collation calls equal, DuckDB's arbitrary choice, which a recompute may
+    /// make differently.
+    pub fn keeps_spellings(&self) -> bool {
+        let one =
+            |q: &ViewQuery| matches!(q.shape, Shape::Bag { .. }) && !q.presentation.distinct && q.compared.is_none();
+        one(self) && self.branches.iter().all(one)
+    }
+
     pub fn kind(&self) -> &'static str {
         match &self.shape {
             Shape::Grouped { keys, .. } if keys.is_empty() => "aggregate",

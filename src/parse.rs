@@ -1032,6 +1032,7 @@ pub fn distinct_on_as_groups(select: Select, on: Vec<Expr>) -> Result<Select> {
         args: vec![first.clone(), Expr::Constant(Constant::Text(name))],
         is_operator: false,
     };
+    let item_exprs: Vec<Expr> = select.items.iter().map(|i| i.expr.clone()).collect();
     let items = select
         .items
         .into_iter()
@@ -1047,7 +1048,19 @@ pub fn distinct_on_as_groups(select: Select, on: Vec<Expr>) -> Result<Select> {
             o.key = field(format!("o{j}"));
         }
     }
-    Ok(Select { items, group_by: on, presentation, ..select })
+    // An integer literal in GROUP BY is a position: a target that is an integer item (`DISTINCT
+    // ON (1)` over `42 AS c`) groups by that item's position, whose expression the item keeps.
+    let group_by = on
+        .into_iter()
+        .map(|e| match e {
+            Expr::Constant(Constant::Integer(_)) => match item_exprs.iter().position(|k| k == &e) {
+                Some(i) => Expr::Constant(Constant::Integer(i as i128 + 1)),
+                None => e,
+            },
+            e => e,
+        })
+        .collect();
+    Ok(Select { items, group_by, presentation, ..select })
 }
 
 /// The select item an ORDER BY key or DISTINCT ON target names: by alias (a one-part column
@@ -1603,6 +1616,12 @@ mod tests {
         // over a grouped query, or with *: refused
         let grouped = Select { group_by: vec![col(&["g"])], ..select.clone() };
         assert!(distinct_on_as_groups(grouped, vec![col(&["g"])]).unwrap_err().to_string().contains("grouped"));
+        // DISTINCT ON (1) over `42 AS c`: the integer key groups by its position, not by 42
+        let int = |n: i128| Expr::Constant(Constant::Integer(n));
+        let constant = Select { items: vec![item(col(&["x"]), None), item(int(42), Some("c"))], ..select.clone() };
+        let g = distinct_on_as_groups(constant, vec![int(2)]).unwrap();
+        assert_eq!(g.group_by, vec![int(2)]);
+        assert_eq!(g.items[1].expr, int(42));
         let star = Select { items: vec![item(Expr::Star { relation: None }, None)], ..select };
         assert!(distinct_on_as_groups(star, vec![col(&["g"])]).unwrap_err().to_string().contains("*"));
     }

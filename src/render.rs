@@ -1422,8 +1422,8 @@ pub fn create_temp_table_as(name: &Qualified, select: &str) -> String {
 /// Rows of a recompute (materialized in `recompute`, with `columns`) that the view lacks, and
 /// rows of the view the recompute lacks (multisets: duplicates count). Collated columns are
 /// compared by their bytes: EXCEPT ALL would take 'a' and 'A' as one value under NOCASE.
-pub fn verify_counts(view: &Qualified, recompute: &Qualified, columns: &[ColumnDef]) -> String {
-    let exact = if columns.iter().any(|c| c.collation.is_some()) {
+pub fn verify_counts(view: &Qualified, recompute: &Qualified, columns: &[ColumnDef], by_bytes: bool) -> String {
+    let exact = if by_bytes && columns.iter().any(|c| c.collation.is_some()) {
         list(columns, ", ", |c| match c.collation {
             Some(_) => format!("encode({})", ident(&c.name)),
             None => ident(&c.name),

@@ -839,9 +839,12 @@ pub fn commit(
     let others = if log { feed.consumers - i64::from(attached) } else { 0 };
     // A log that held no batch before this one has nothing to trim below it.
     let nothing_older = feed.log_rows == 0;
+    // The row count too: a restart after rows were inserted below a key watermark (a broken
+    // promise) can keep the watermark and the appended-row count, and must still record it.
     let changed = fresh.stats.rows > 0
         || fresh.watermark != feed.watermark
         || fresh.size_seen != feed.size_seen
+        || fresh.row_count != feed.row_count
         || fresh.took_pending;
     let mut appended = false;
     if changed {

@@ -18,10 +18,18 @@ pub struct Verified {
 }
 
 pub fn verify(db: &dyn Sql, cache: &mut Cache, name: &str, repair: bool) -> Result<Verified> {
-    let view = if cache.strategy(db, name)? == crate::strategy::Strategy::Full {
-        super::full::record(db, cache, name)?
+    // Collated columns are compared by their bytes where the view's spellings are determined:
+    // each row it shows is an input row as it is, read from tables, not from a hidden stage that
+    // deduplicated it first. A grouped, DISTINCT or UNION view shows one of the spellings the
+    // collation calls equal, an arbitrary choice a recompute may make differently ('b' and
+    // 'B' under NOCASE): it is compared under the collation, as its query compares.
+    let (view, by_bytes) = if cache.strategy(db, name)? == crate::strategy::Strategy::Full {
+        (super::full::record(db, cache, name)?, false)
     } else {
-        cache.compiled(db, name)?.1.view
+        let c = cache.compiled(db, name)?.1;
+        let staged = |q: &crate::ir::ViewQuery| q.upstream.iter().any(|t| t.schema == crate::capture::feeds::SCHEMA);
+        let by_bytes = c.q.keeps_spellings() && !staged(&c.q) && !c.q.branches.iter().any(staged);
+        (c.view, by_bytes)
     };
     // The recompute is materialized first: the user's query is run as it was written (a
     // trailing semicolon and all), never spliced into another statement.
@@ -30,7 +38,7 @@ pub fn verify(db: &dyn Sql, cache: &mut Cache, name: &str, repair: bool) -> Resu
     db.execute(&render::create_temp_table_as(&recompute, &view.query))?;
     let rows = crate::catalog::SqlCatalog::new(db)
         .columns(&recompute.table_id())
-        .and_then(|columns| db.query(&render::verify_counts(&view.at, &recompute, &columns)));
+        .and_then(|columns| db.query(&render::verify_counts(&view.at, &recompute, &columns, by_bytes)));
     db.execute(&render::drop_table(&recompute))?;
     let rows = rows?;
     let r = rows.first().ok_or_else(|| Error::Internal("the comparison returned no row".into()))?;
