@@ -20,7 +20,7 @@ use crate::ir::{ColumnDef, TableId};
 use crate::rely;
 use crate::render::capture::Position;
 
-use crate::sql::catalog::TRIGGER_CANDIDATES;
+use crate::sql::catalog::{FOREIGN_KEYS_OF, TRIGGER_CANDIDATES};
 use crate::sql::facts::APPEND_ONLY_DELETE as DELETE;
 use crate::sql::facts::APPEND_ONLY_FIND as FIND;
 use crate::sql::facts::APPEND_ONLY_INSERT as INSERT;
@@ -107,7 +107,17 @@ pub fn set_source(db: &dyn Sql, table_arg: &str, source: &str) -> Result<(String
         let (main, _) = crate::catalog::SqlCatalog::new(db).defaults()?;
         if !table.catalog.eq_ignore_ascii_case(&main) || !super::trigger::supported(db, &table.catalog)? {
             return Err(Error::InvalidArgument(format!(
-                "table '{}' cannot be captured by triggers: they need DuckDB 2.0 or later, a writable native database                  of storage version v2.0.0 or later (ATTACH ... (STORAGE_VERSION 'v2.0.0') upgrades one), and the                  table in the database that holds the views ('{main}')",
+                "table '{}' cannot be captured by triggers: they need DuckDB 2.0 or later, a writable native database \
+                 of storage version v2.0.0 or later (ATTACH ... (STORAGE_VERSION 'v2.0.0') upgrades one), and the \
+                 table in the database that holds the views ('{main}')",
+                rely::qualified(&table)
+            )));
+        }
+        if has_foreign_keys(db, &table)? {
+            return Err(Error::InvalidArgument(format!(
+                "table '{}' has a FOREIGN KEY, and DuckDB 2.0.1 fails an UPDATE of a large table with a foreign key and \
+                 a statement trigger (an internal error), or hands the trigger fewer rows than the UPDATE changed, so \
+                 triggers could lose writes: it keeps the diff source (declare it append-only if it only grows)",
                 rely::qualified(&table)
             )));
         }
@@ -219,6 +229,12 @@ pub fn sources(
             None => SourceKind::Diff,
         })
         .collect();
+    // A trigger choice made before openivm kept tables with foreign keys off triggers.
+    for (k, t) in tables.iter().enumerate() {
+        if out[k] == SourceKind::Trigger && has_foreign_keys(db, t)? {
+            out[k] = SourceKind::Diff;
+        }
+    }
     let mut lakes: Vec<(String, bool)> = Vec::new();
     for (k, t) in tables.iter().enumerate() {
         let is_lake = match lakes.iter().find(|(c, _)| c == &t.catalog) {
@@ -238,6 +254,13 @@ pub fn sources(
         }
     }
     Ok(out)
+}
+
+/// Whether the table has a FOREIGN KEY (is its child side): such tables are never captured by
+/// triggers (`set_source`), since DuckDB 2.0.1 may hand an UPDATE trigger fewer rows than the
+/// statement changed there.
+fn has_foreign_keys(db: &dyn Sql, t: &TableId) -> Result<bool> {
+    Ok(FOREIGN_KEYS_OF.scalar_int(db, [&t.catalog, &t.schema, &t.name])? > 0)
 }
 
 /// Whether an attached database is a DuckLake catalog.
