@@ -310,8 +310,9 @@ impl ViewQuery {
     /// (a group, or a distinct row with its copies) shows its own rows whatever the others hold,
     /// so the change of what the view shows is what its changed stored rows showed before and
     /// show after. Not with LIMIT/OFFSET (a row enters or leaves the top when another changes),
-    /// DISTINCT over groups (two groups may show the same row), or DISTINCT over rows kept apart
-    /// by their text (0.0 and -0.0 are two stored rows but one distinct row).
+    /// DISTINCT over groups (two groups may show the same row), or DISTINCT, INTERSECT or EXCEPT
+    /// over rows kept apart by their text or bytes (0.0 and -0.0, 'a' and 'A' under NOCASE, are
+    /// two stored rows but one value, whose copies follow from both).
     pub fn shows_rows_locally(&self) -> bool {
         let p = &self.presentation;
         if p.limit.is_some() || p.offset.is_some() {
@@ -319,7 +320,9 @@ impl ViewQuery {
         }
         match &self.shape {
             Shape::Grouped { .. } => !p.distinct,
-            Shape::Bag { text_identity, .. } => !(p.distinct && text_identity.iter().any(|&t| t != Identity::Equal)),
+            Shape::Bag { text_identity, .. } => {
+                !((p.distinct || self.compared.is_some()) && text_identity.iter().any(|&t| t != Identity::Equal))
+            }
         }
     }
 

@@ -1271,6 +1271,13 @@ pub fn visible_rows(q: &ViewQuery, from: &str, outputs: &[OutputColumn], sum_kin
             }
             format!("SELECT {} FROM {from}", cols.join(", "))
         }
+        // INTERSECT / EXCEPT over rows kept apart by more than DuckDB's equality: see
+        // `compared_by_equality`.
+        Shape::Bag { outputs: bag, text_identity }
+            if q.compared.is_some() && text_identity.iter().any(|&t| t != Identity::Equal) =>
+        {
+            compared_by_equality(q.compared, bag.len(), from.as_str())
+        }
         // INTERSECT / EXCEPT: a row's copies follow from its copies on each side.
         Shape::Bag { .. } if q.compared.is_some() => {
             let count = |side: u8| ident(&stored::side_count(side));
@@ -1314,6 +1321,44 @@ pub fn visible_rows(q: &ViewQuery, from: &str, outputs: &[OutputColumn], sum_kin
         sql.push_str(&format!(" OFFSET {n}"));
     }
     sql
+}
+
+/// The stored rows of an INTERSECT / EXCEPT view with copies of each, where a stored row is one
+/// spelling ('a', 'A' under NOCASE; INTERVAL '1 month', '30 days') of a value DuckDB's set
+/// operation compares as one: the sides' counts are summed over the value's spellings (a window
+/// partitioned by the stored columns compares as the operation does), and its copies are shown
+/// by the first operand's spellings, the first copies of the first operand first (DuckDB shows
+/// one of them, its arbitrary choice).
+fn compared_by_equality(compared: Option<Compared>, n_outputs: usize, from: &str) -> String {
+    let partition = list(0..n_outputs, ", ", |i| ident(&stored::group(i)));
+    let sides = compared.map_or(2, Compared::sides);
+    let total = |s: u8| format!("openivm_total{s}");
+    let c0 = ident(&stored::side_count(0));
+    // The first operand's copies in the stored rows of the value before this one.
+    let before = "openivm_before";
+    let first = format!("{c0} > 0 AND {before} = 0");
+    let copies = match compared {
+        Some(Compared::Intersect { all: true, sides }) => {
+            format!("GREATEST(LEAST({c0}, LEAST({}) - {before}), 0)", list(0..sides, ", ", total))
+        }
+        Some(Compared::Intersect { all: false, sides }) => {
+            format!(
+                "CASE WHEN {first} AND {} THEN 1 ELSE 0 END",
+                list(0..sides, " AND ", |s| format!("{} > 0", total(s)))
+            )
+        }
+        Some(Compared::Except { all: true }) => {
+            format!("GREATEST(LEAST({c0}, {} - {before} - {}), 0)", total(0), total(1))
+        }
+        _ => format!("CASE WHEN {first} AND {} = 0 THEN 1 ELSE 0 END", total(1)),
+    };
+    let totals =
+        list(0..sides, ", ", |s| format!("sum({}) OVER openivm_w AS {}", ident(&stored::side_count(s)), total(s)));
+    format!(
+        "SELECT *, UNNEST(range(CAST({copies} AS BIGINT))) AS openivm_copy FROM (SELECT *, {totals}, \
+         COALESCE(sum({c0}) OVER (openivm_w ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS {before} \
+         FROM {from} WINDOW openivm_w AS (PARTITION BY {partition})) AS openivm_e"
+    )
 }
 
 /// The user-facing view of a full view: the stored result as the query gave it, read in the
