@@ -220,15 +220,17 @@ pub fn rebaseline(db: &dyn Sql, feed: &feeds::Feed, size_now: i64) -> Result<Opt
 /// append-only or recorded table whose appended-row count did not move since the last capture,
 /// and that has no pending batch, has no new rows (a diff
 /// table can only be known by reading it, a DuckLake table by its snapshots: deletes do not
-/// move the appended-row count). The count is no proof once the table holds deleted rows: a
-/// CHECKPOINT drops them from it, and as many new rows bring it back to the number seen
-/// (`Unchanged::UnlessPastKey`).
+/// move the appended-row count). The count is no proof for a key-declared table: a CHECKPOINT
+/// (DuckDB runs them on its own, in memory too) drops deleted rows from it, those held at the
+/// capture or those of a DELETE since (a broken promise), and as many new rows bring it back to
+/// the number seen (`Unchanged::UnlessPastKey`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Unchanged {
     /// Nothing was appended.
     Yes,
-    /// The count did not move, but it included deleted rows at the capture, which a CHECKPOINT
-    /// may have dropped since: nothing was appended if no row lies past the key watermark.
+    /// The count did not move, but a CHECKPOINT may have dropped deleted rows from it since the
+    /// capture: nothing was appended if no row lies past the key watermark (and, when the count
+    /// included deleted rows at the capture, the table holds the rows it held then).
     UnlessPastKey,
     /// Read the table.
     No,
@@ -241,20 +243,25 @@ pub fn unchanged_by_size(feed: &feeds::Feed, size_now: i64) -> Unchanged {
         // Deletes go through openivm only: a checkpoint dropping them and a direct insert of as
         // many rows would break the promise anyway (not seen, as a direct update is not).
         SourceKind::Recorded => Unchanged::Yes,
-        SourceKind::AppendOnly(_) if feed.size_seen <= feed.row_count => Unchanged::Yes,
         SourceKind::AppendOnly(Position::Key(_)) => Unchanged::UnlessPastKey,
+        SourceKind::AppendOnly(_) if feed.size_seen <= feed.row_count => Unchanged::Yes,
         _ => Unchanged::No,
     }
 }
 
-/// Whether a capture can be skipped (`unchanged_by_size`); for a table holding deleted rows,
-/// whether no row lies past the key watermark (DuckDB's zonemaps skip the blocks before it) and
-/// the table holds the rows counted at the last capture. A CHECKPOINT that dropped deleted rows
-/// can hide as many inserts below the watermark (a broken promise) from the appended-row count;
-/// the row count shows them, and the capture then run reports them.
+/// Whether a capture can be skipped (`unchanged_by_size`); for a key-declared table, whether no
+/// row lies past the key watermark (DuckDB's zonemaps skip the blocks before it: a DELETE, a
+/// CHECKPOINT and as many inserts leave the appended-row count as it was, and the capture then
+/// run reports the deleted rows) and, for a table holding deleted rows at the capture, the table
+/// holds the rows counted then: a CHECKPOINT that dropped them can hide as many inserts below the
+/// watermark (a broken promise) from the appended-row count; the row count shows them.
 pub fn unchanged_now(db: &dyn Sql, feed: &feeds::Feed, size_now: i64) -> Result<bool> {
     match (unchanged_by_size(feed, size_now), &feed.kind) {
         (Unchanged::Yes, _) => Ok(true),
+        (Unchanged::UnlessPastKey, SourceKind::AppendOnly(pos)) if feed.size_seen <= feed.row_count => {
+            let past = crate::render::capture::count_past(&feed.table, pos, feed.watermark.as_deref());
+            Ok(db.scalar_int(&past, &[])? == 0)
+        }
         (Unchanged::UnlessPastKey, SourceKind::AppendOnly(pos)) => {
             let counts = crate::render::capture::count_past_and_all(&feed.table, pos, feed.watermark.as_deref());
             let row = db.query(&counts)?;

@@ -276,6 +276,11 @@ pub fn max_key(base: &TableId, key: &ColumnDef) -> String {
     format!("SELECT max({})::VARCHAR FROM {}", ident(&key.name), table(base))
 }
 
+/// The rows of the table past the watermark.
+pub fn count_past(base: &TableId, pos: &Position, watermark: Option<&str>) -> String {
+    format!("SELECT count(*)::BIGINT FROM {} WHERE {}", table(base), pos.after(watermark))
+}
+
 /// The rows of the table past the watermark, and all its rows (two counts, so that the first
 /// still skips the blocks before the watermark).
 pub fn count_past_and_all(base: &TableId, pos: &Position, watermark: Option<&str>) -> String {
