@@ -877,6 +877,29 @@ mod tests {
     }
 
     #[test]
+    fn a_collated_except_counts_a_values_spellings_together_and_its_rows_are_not_local() {
+        use crate::render::OutputColumn;
+        let mut q = fact_twice(Some(Compared::Except { all: true }));
+        assert!(q.shows_rows_locally());
+        let types = [("INTEGER".to_string(), None), ("VARCHAR".to_string(), Some("NOCASE".to_string()))];
+        q.set_output_types(&types, &|_| false);
+        // 'a' and 'A' are two stored rows: one's copies depend on the other's counts.
+        assert!(!q.shows_rows_locally());
+        let outputs: Vec<OutputColumn> = ["k", "n"]
+            .iter()
+            .zip(&types)
+            .map(|(n, (ty, collation))| OutputColumn {
+                name: n.to_string(),
+                ty: ty.clone(),
+                collation: collation.clone(),
+            })
+            .collect();
+        let sql = crate::render::visible_rows(&q, "stored", &outputs, &[]);
+        assert!(sql.contains("sum(\"openivm_c1\") OVER openivm_w AS openivm_total1"), "{sql}");
+        assert!(sql.contains("WINDOW openivm_w AS (PARTITION BY \"openivm_g0\", \"openivm_g1\")"), "{sql}");
+    }
+
+    #[test]
     fn a_union_renders_in_spark() {
         let q = join_union_dimension();
         let dec = decide(&q, &resolved(&q, r#"{"delta_shape": {"fact": "UNCHANGED"}}"#));
