@@ -223,18 +223,17 @@ pub fn sources(
     let mut out: Vec<SourceKind> = declared
         .into_iter()
         .zip(tables)
-        .map(|(d, t)| match d {
-            Some(kind) => kind,
-            None if by_default(t) => SourceKind::Trigger,
-            None => SourceKind::Diff,
+        .map(|(d, t)| {
+            Ok(match d {
+                // A trigger choice made before openivm kept tables with foreign keys off triggers
+                // (the default's candidates have none).
+                Some(SourceKind::Trigger) if has_foreign_keys(db, t)? => SourceKind::Diff,
+                Some(kind) => kind,
+                None if by_default(t) => SourceKind::Trigger,
+                None => SourceKind::Diff,
+            })
         })
-        .collect();
-    // A trigger choice made before openivm kept tables with foreign keys off triggers.
-    for (k, t) in tables.iter().enumerate() {
-        if out[k] == SourceKind::Trigger && has_foreign_keys(db, t)? {
-            out[k] = SourceKind::Diff;
-        }
-    }
+        .collect::<Result<_>>()?;
     let mut lakes: Vec<(String, bool)> = Vec::new();
     for (k, t) in tables.iter().enumerate() {
         let is_lake = match lakes.iter().find(|(c, _)| c == &t.catalog) {

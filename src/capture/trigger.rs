@@ -21,7 +21,7 @@
 use std::collections::HashMap;
 
 use super::feeds::Feed;
-use super::{recorded, temp_name, DeltaStats, Fresh};
+use super::{recorded, temp_name, DeltaStats, Fresh, SourceKind};
 use crate::db::{read_all, Cells, FromRow, Row, Sql};
 use crate::error::{Error, Result};
 use crate::ir::TableId;
@@ -32,9 +32,10 @@ use crate::sql::views::READ_ONLY;
 /// not run yet.
 pub const INSTALLING: &str = "installing";
 
-/// Whether the feed still diffs its table at its next capture (`INSTALLING`).
+/// Whether the feed is a trigger feed that still diffs its table at its next capture
+/// (`INSTALLING`).
 pub fn installing(feed: &Feed) -> bool {
-    feed.watermark.as_deref() == Some(INSTALLING)
+    feed.kind == SourceKind::Trigger && feed.watermark.as_deref() == Some(INSTALLING)
 }
 
 /// Whether tables of database `catalog` can carry openivm's triggers: DuckDB 2.0 or later, a
@@ -76,9 +77,20 @@ pub fn uninstall(db: &dyn Sql, feed: &Feed) -> Result<()> {
     db.execute(&sql::forget(&feed.catalog, feed.id))
 }
 
+/// What a row of `sql::inspect` tells.
+#[derive(PartialEq, Eq)]
+enum Found {
+    /// A feed's unstamped log rows (a) and how many of them delete (b).
+    Stats,
+    /// A trigger (a: name, b: text) a feed's registry records.
+    Recorded,
+    /// A trigger (a: name, b: text) DuckDB has on `table`.
+    Present,
+}
+
 /// One row of `sql::inspect`.
 struct InspectRow {
-    kind: String,
+    kind: Found,
     feed: Option<i64>,
     a: Option<String>,
     b: Option<String>,
@@ -92,7 +104,13 @@ impl FromRow for InspectRow {
             (Some(catalog), Some(schema), Some(name)) => Some(TableId { catalog, schema, name }),
             _ => None,
         };
-        Ok(InspectRow { kind: r.text(0)?.to_string(), feed: r.opt_int(1)?, a: text(2)?, b: text(3)?, table })
+        let kind = match r.text(0)?.as_str() {
+            "stats" => Found::Stats,
+            "recorded" => Found::Recorded,
+            "present" => Found::Present,
+            other => return Err(Error::Internal(format!("an unknown trigger inspection row '{other}'"))),
+        };
+        Ok(InspectRow { kind, feed: r.opt_int(1)?, a: text(2)?, b: text(3)?, table })
     }
 }
 
@@ -123,18 +141,18 @@ pub fn inspect(db: &dyn Sql, feeds: &[&Feed]) -> Result<HashMap<i64, Inspection>
     for f in feeds {
         let mut seen = Inspection::default();
         for r in rows.iter().filter(|r| r.feed == Some(f.id)) {
-            match r.kind.as_str() {
-                "stats" => seen.raw = DeltaStats { rows: count(&r.a)?, deletes: count(&r.b)? },
-                "recorded" => {
+            match r.kind {
+                Found::Stats => seen.raw = DeltaStats { rows: count(&r.a)?, deletes: count(&r.b)? },
+                Found::Recorded => {
                     seen.recorded += 1;
-                    let present = rows
-                        .iter()
-                        .any(|p| p.kind == "present" && p.table.as_ref() == Some(&f.table) && p.a == r.a && p.b == r.b);
+                    let present = rows.iter().any(|p| {
+                        p.kind == Found::Present && p.table.as_ref() == Some(&f.table) && p.a == r.a && p.b == r.b
+                    });
                     if !present {
                         seen.missing.push(r.a.clone().unwrap_or_default());
                     }
                 }
-                _ => {}
+                Found::Present => {}
             }
         }
         seen.missing.sort();

@@ -772,7 +772,7 @@ pub(crate) fn attach(db: &dyn Sql, q: &ViewQuery, at: &Qualified, catalog: &str,
         let started = Instant::now();
         let columns = q.table_columns(t);
         let mut feed = feeds::find_or_start(db, catalog, t, &columns, &kinds[k], sizes[k])?;
-        let setup = feed.kind == capture::SourceKind::Trigger && capture::trigger::installing(&feed);
+        let setup = capture::trigger::installing(&feed);
         if let Some(skip) = capture::skip_diff(&feed, &kinds[k], &columns) {
             let skips = mode::start_by_recomputing(sizes[k], || match refresh_mode {
                 Some(m) => Ok(m),
@@ -812,7 +812,8 @@ pub(crate) fn attach(db: &dyn Sql, q: &ViewQuery, at: &Qualified, catalog: &str,
             feeds::switch_source(db, &mut feed, &kinds[k])?;
         }
         capture::discard(db, &fresh)?;
-        if setup || (feed.kind == capture::SourceKind::Trigger && capture::trigger::installing(&feed)) {
+        // Started here, or switched to triggers here (installing them).
+        if setup || capture::trigger::installing(&feed) {
             setup_ms += elapsed_ms(started);
         }
     }

@@ -602,7 +602,7 @@ fn second_transaction(
                     if let (Some(r), SourceKind::Diff) = (round.as_deref_mut(), &feed.kind) {
                         r.diff_ms.insert(feed.id, elapsed_ms(capture_started));
                     }
-                    if feed.kind == SourceKind::Trigger && capture::trigger::installing(&feed) {
+                    if capture::trigger::installing(&feed) {
                         setup_ms += elapsed_ms(capture_started);
                     }
                     fresh
@@ -799,9 +799,6 @@ fn inspect_triggers(
         {
             asked.push(f);
         }
-    }
-    if asked.len() < 2 {
-        return Ok(HashMap::new()); // one feed: its capture reads the same in one statement
     }
     capture::trigger::inspect(db, &asked.iter().collect::<Vec<_>>())
 }

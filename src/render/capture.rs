@@ -96,10 +96,7 @@ fn expand_from(net: &str, cols: &[ColumnDef]) -> String {
 /// of 0/1 values: one statement for all the small diff-captured tables of a refresh, most of
 /// which are unchanged at any one refresh.
 pub fn any_net_change(net_changes: &[String]) -> String {
-    format!(
-        "SELECT {}",
-        list(net_changes, ", ", |q| format!("(SELECT count(*) FROM ({q}) AS openivm_net LIMIT 1)::BIGINT"))
-    )
+    format!("SELECT {}", list(net_changes, ", ", |q| format!("(EXISTS ({q}))::BIGINT")))
 }
 
 /// The signed total of a net change: rows added less rows removed.
