@@ -282,6 +282,16 @@ pub struct TypeName {
     pub decimal: Option<(u8, u8)>,
 }
 
+impl TypeName {
+    /// The type as DuckDB spells it in SQL and in `duckdb_columns()`.
+    pub fn sql(&self) -> String {
+        match self.decimal {
+            Some((w, s)) => format!("DECIMAL({w},{s})"),
+            None => self.id.clone(),
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub enum Expr {
     /// A column as written (`name`, `alias.name`); only before binding.

@@ -32,9 +32,7 @@ pub trait Sql {
     /// Makes `catalog` the connection's default database (`USE`): unqualified names of later
     /// statements resolve there. A connection that keeps prepared statements keeps them per
     /// default database (a statement is bound where it was prepared).
-    fn use_database(&self, catalog: &str) -> Result<()> {
-        self.execute(&crate::render::use_database(catalog))
-    }
+    fn use_database(&self, catalog: &str) -> Result<()>;
 
     /// Runs a generated statement without parameters through a plan kept for its text and
     /// `class` (a caller's size class of the data it reads: a plan made for a small delta is
@@ -73,6 +71,24 @@ pub trait Sql {
     /// The single integer of a one-row, one-column query; NULL or a non-integer is an error.
     fn scalar_int(&self, sql: &str, params: &[&str]) -> Result<i64> {
         first_int(&self.query_with(sql, params)?, sql)
+    }
+}
+
+/// Runs `f` in one transaction: all of its writes commit together, or none does.
+pub fn in_transaction<T>(db: &dyn Sql, f: impl FnOnce() -> Result<T>) -> Result<T> {
+    db.execute("BEGIN TRANSACTION")?;
+    match f() {
+        Ok(v) => match db.execute("COMMIT") {
+            Ok(()) => Ok(v),
+            Err(e) => {
+                let _ = db.execute("ROLLBACK");
+                Err(e)
+            }
+        },
+        Err(e) => {
+            let _ = db.execute("ROLLBACK");
+            Err(e)
+        }
     }
 }
 

@@ -12,6 +12,13 @@ pub struct TableId {
     pub name: String,
 }
 
+impl TableId {
+    /// `catalog.schema.name` unquoted: how messages and metadata rows name the table.
+    pub fn dotted(&self) -> String {
+        format!("{}.{}.{}", self.catalog, self.schema, self.name)
+    }
+}
+
 /// One occurrence of a base table in the join. A table joined twice is two leaves.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Leaf {

@@ -12,11 +12,10 @@
 //! the feed's open batch, which a capture adds to the rows past the watermark; the feed's row
 //! count then already includes the open batch's net rows.
 
-use super::feeds::Feed;
+use super::feed::Feed;
 use super::{temp_name, DeltaStats, Fresh};
 use crate::db::{Cells, Row, Sql};
 use crate::error::{Error, Result};
-use crate::rely::qualified;
 use crate::render::capture::{self as sql, Position};
 use crate::render::{self, Qualified};
 
@@ -260,9 +259,9 @@ fn broken_promise(feed: &Feed, pos: &Position, count: i64, expected: i64, append
          capture plus {appended} new ones past the watermark), {off} {dir}: {what}. Its views cannot be maintained \
          from the new rows alone: refresh with mode := 'full' to recompute and restart capture, and \
          CALL openivm_revoke_append_only('{}') if the table does receive deletes or updates",
-        qualified(&feed.table),
+        feed.table.dotted(),
         feed.row_count,
-        qualified(&feed.table),
+        feed.table.dotted(),
     ))
 }
 

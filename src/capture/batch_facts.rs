@@ -1,8 +1,8 @@
 //! What the key checks of a refresh found about the batch it captured, kept with the feed so
 //! that the feed's other views, which read the same batch from the log, need not check it again.
 //!
-//! FK pruning with deletes rests on two checks of a delta (`facts::key_checks`,
-//! `facts::coverage_checks`): no key of a parent's delta is on two rows, and every key its
+//! FK pruning with deletes rests on two checks of a delta (`fk_pruning::key_checks`,
+//! `fk_pruning::coverage_checks`): no key of a parent's delta is on two rows, and every key its
 //! child's delta references is in the parent's delta. Both depend on nothing but the rows of the
 //! deltas. When a view's delta of a table is exactly one batch of its feed, as logged (not
 //! netted), a check's outcome is a fact about that batch: the view that captured the batch

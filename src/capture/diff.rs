@@ -7,7 +7,7 @@
 //! per row, no grouping), each capture appends its net change, and it is regrouped once the
 //! appended rows make it half again as large as its table.
 
-use super::feeds::Feed;
+use super::feed::Feed;
 use super::{temp_name, DeltaStats, Fresh};
 use crate::db::{Cells, Sql};
 use crate::error::Result;

@@ -18,12 +18,11 @@
 //! Rows are netted on the read columns (an update pair of equal values, a row inserted and
 //! deleted again, cancel); a range without deletions is insert-only as read.
 
-use super::feeds::Feed;
+use super::feed::Feed;
 use super::{temp_name, DeltaStats, Fresh};
 use crate::db::{Cells, Sql};
 use crate::error::{Error, Result};
 use crate::ir::TableId;
-use crate::rely::qualified;
 use crate::render::capture as sql;
 use crate::render::ducklake::{self as lake_sql, Half};
 use crate::render::{self};
@@ -145,14 +144,14 @@ pub fn watermark(feed: &Feed) -> Result<i64> {
     feed.watermark
         .as_deref()
         .and_then(|w| w.parse::<i64>().ok())
-        .ok_or_else(|| Error::Internal(format!("the DuckLake feed of '{}' has no snapshot id", qualified(&feed.table))))
+        .ok_or_else(|| Error::Internal(format!("the DuckLake feed of '{}' has no snapshot id", feed.table.dotted())))
 }
 
 /// The refusal that makes a refresh recompute and restart the feed.
 fn unreadable(feed: &Feed, why: String) -> Error {
     Error::BrokenPromise(format!(
         "the changes of DuckLake table '{}' since snapshot {} cannot be read exactly: {why}",
-        qualified(&feed.table),
+        feed.table.dotted(),
         feed.watermark.as_deref().unwrap_or("?")
     ))
 }

@@ -13,10 +13,10 @@ use super::batch_facts::BatchFacts;
 use super::{append_only, diff, trigger, DeltaStats, Fresh, SourceKind};
 use crate::db::{Cells, Row, Sql};
 use crate::error::{Error, Result};
-use crate::home;
 use crate::ir::{ColumnDef, TableId};
-use crate::render::capture::{self as sql, Position};
+use crate::render::capture as sql;
 use crate::render::{self, Qualified};
+use crate::store::home;
 
 use crate::sql::capture::CURSORS;
 use crate::sql::capture::CURSORS_AND_FEEDS;
@@ -32,197 +32,8 @@ use crate::sql::capture::FEED_NEXT_ID;
 use crate::sql::capture::FEED_SET_COLUMNS;
 use crate::sql::capture::LEGACY_PENDING;
 
-/// The internal schema of the database holding the metadata.
-pub const SCHEMA: &str = "openivm";
-
-/// A view by (schema, name).
-pub type ViewName = (String, String);
-
-/// A view's delta of one table: its relation (None: nothing to apply) and statistics.
-pub type ViewDelta = (Option<Qualified>, DeltaStats);
-
-/// One feed, with the reading view's cursor into it.
-#[derive(Clone, Debug)]
-pub struct Feed {
-    pub id: i64,
-    pub catalog: String,
-    pub table: TableId,
-    pub columns: Vec<ColumnDef>,
-    pub kind: SourceKind,
-    pub watermark: Option<String>,
-    pub row_count: i64,
-    pub size_seen: i64,
-    pub seq: i64,
-    pub log_rows: i64,
-    /// Rows of the open batch: deltas recorded by writes through openivm since the last capture
-    /// (`open_batch`), which the next capture takes in.
-    pub pending_rows: i64,
-    /// Rows and deleted rows of batch `seq` as logged (-1: not known), see `logged_deltas`.
-    pub batch_rows: i64,
-    pub batch_deletes: i64,
-    /// What a key check found about batch `seq` (see `facts`).
-    pub batch_facts: Option<BatchFacts>,
-    /// What this refresh's key checks found about the batch it captured, recorded as batch
-    /// `seq`'s facts if the commit logs the whole batch.
-    pub captured_facts: Option<BatchFacts>,
-    /// The reading view's cursor (the feed's `seq` for a view not attached yet).
-    pub cursor: i64,
-    /// The feed's watermark when the reading view's cursor last moved (None: not recorded, or
-    /// the feed has none): a DuckLake feed's snapshot at which the view's state of the table is.
-    pub cursor_watermark: Option<String>,
-    /// Views with a cursor into this feed.
-    pub consumers: i64,
-    /// The oldest cursor of the feed's other views (None: no other view, or not read), as
-    /// `of_view` read them: with the reading view's cursor it says how far the log is trimmed.
-    pub others_min: Option<i64>,
-}
-
-impl Feed {
-    fn internal(&self, prefix: &str) -> Qualified {
-        Qualified { catalog: self.catalog.clone(), schema: SCHEMA.into(), name: format!("{prefix}_{}", self.id) }
-    }
-
-    /// The counted snapshot of a diff feed.
-    pub fn snapshot(&self) -> Qualified {
-        self.internal("snapshot")
-    }
-
-    /// The change log: batches some view has not applied.
-    pub fn log(&self) -> Qualified {
-        self.internal("log")
-    }
-
-    /// The open batch: deltas recorded by writes through openivm, not captured yet, in the log
-    /// as the batch after the newest.
-    pub fn open_batch(&self) -> sql::OpenBatch {
-        sql::OpenBatch { log: self.log(), seq: self.seq + 1 }
-    }
-
-    /// Where earlier versions kept the open batch, in a table of its own (`upgrade`).
-    fn legacy_pending(&self) -> Qualified {
-        self.internal("pending")
-    }
-
-    fn from_row(catalog: &str, r: &[Option<String>]) -> Result<Feed> {
-        let t = |i| r.text(i);
-        let n = |i| r.int(i);
-        let columns: Vec<ColumnDef> = serde_json::from_str(&t(4)?)
-            .map_err(|e| Error::Internal(format!("a feed's column list is not readable: {e}")))?;
-        let kind = match t(5)?.as_str() {
-            "diff" => SourceKind::Diff,
-            "append_only" => {
-                let key = t(6)?;
-                if key.is_empty() {
-                    SourceKind::AppendOnly(Position::RowId)
-                } else {
-                    let c: ColumnDef = serde_json::from_str(&key)
-                        .map_err(|e| Error::Internal(format!("a feed's key column is not readable: {e}")))?;
-                    SourceKind::AppendOnly(Position::Key(c))
-                }
-            }
-            "recorded" => SourceKind::Recorded,
-            "trigger" => SourceKind::Trigger,
-            "ducklake" => SourceKind::DuckLake(
-                t(6)?.parse::<i64>().map_err(|e| Error::Internal(format!("a feed's DuckLake table id: {e}")))?,
-            ),
-            other => return Err(Error::Internal(format!("unknown change source '{other}'"))),
-        };
-        let watermark = Some(t(7)?).filter(|w| !w.is_empty());
-        Ok(Feed {
-            id: n(0)?,
-            catalog: catalog.to_string(),
-            table: home::live_table(catalog, TableId { catalog: t(1)?, schema: t(2)?, name: t(3)? }),
-            columns,
-            kind,
-            watermark,
-            row_count: n(8)?,
-            size_seen: n(9)?,
-            seq: n(10)?,
-            log_rows: n(11)?,
-            pending_rows: n(12)?,
-            batch_rows: n(13)?,
-            batch_deletes: n(14)?,
-            batch_facts: BatchFacts::from_text(&t(15)?),
-            captured_facts: None,
-            cursor: n(10)?,
-            cursor_watermark: None,
-            consumers: 0,
-            others_min: None,
-        })
-    }
-
-    /// The feed's row as `feeds_update` writes it.
-    fn row(&self) -> sql::FeedRow<'_> {
-        sql::FeedRow {
-            id: self.id,
-            source: self.kind.as_str(),
-            key_column: self.kind.key_column(),
-            watermark: self.watermark.as_deref(),
-            row_count: self.row_count,
-            size_seen: self.size_seen,
-            seq: self.seq,
-            log_rows: self.log_rows,
-            pending_rows: self.pending_rows,
-            batch_rows: self.batch_rows,
-            batch_deletes: self.batch_deletes,
-            batch_facts: self.facts().map(BatchFacts::to_text).unwrap_or_default(),
-        }
-    }
-
-    /// Notes the statistics of batch `seq`, just appended to the log.
-    fn logged(&mut self, stats: &DeltaStats) {
-        self.batch_rows = stats.rows as i64;
-        self.batch_deletes = stats.deletes as i64;
-        self.batch_facts = None;
-    }
-
-    /// The facts known about batch `seq` (none recorded for an earlier batch hold for it).
-    pub fn facts(&self) -> Option<&BatchFacts> {
-        self.batch_facts.as_ref().filter(|f| f.seq == self.seq)
-    }
-
-    /// The counts `logged_deltas` would read from the log for the reading view, known without
-    /// reading it when the view's delta is exactly batch `seq` and the log holds nothing else (the
-    /// view is one batch behind, and the log's rows are that batch's): the rows and deletes its
-    /// capture counted, and the log's rows. None: the log must be counted.
-    fn known_log_counts(&self) -> Option<(DeltaStats, u64)> {
-        let just_the_last = self.cursor >= 0 && self.cursor + 1 == self.seq;
-        if !just_the_last
-            || self.batch_rows <= 0
-            || self.batch_deletes < 0
-            || self.log_rows != self.batch_rows
-            || self.pending_rows != 0
-        {
-            return None;
-        }
-        let after = DeltaStats { rows: self.batch_rows as u64, deletes: self.batch_deletes as u64 };
-        Some((after, self.log_rows as u64))
-    }
-
-    /// The reading view's delta taken from the log, given the log's rows after its cursor
-    /// (`after`) and all of them (`whole`): nothing when no row is after the cursor, the log
-    /// itself when every row is and none deletes or the view need not net them (`nets`, see
-    /// `view_delta`); None otherwise (`view_delta` copies, and nets, the rows after the cursor).
-    fn delta_in_log(&self, after: DeltaStats, whole: u64, nets: bool) -> Option<ViewDelta> {
-        if after.rows == 0 {
-            Some((None, after))
-        } else if after.rows == whole && (after.deletes == 0 || !nets) {
-            Some((Some(self.log()), after))
-        } else {
-            None
-        }
-    }
-
-    /// Whether the reading view's cursor is at the feed's newest batch (a cursor of -1, marked
-    /// by `rebuild`, counts as there: such a view recomputes).
-    pub fn at_head(&self) -> bool {
-        self.cursor >= self.seq || self.cursor < 0
-    }
-
-    pub fn save(&self, db: &dyn Sql) -> Result<()> {
-        db.execute(&sql::feeds_update(&[self.row()]))
-    }
-}
+pub use super::feed::{Feed, ViewDelta, ViewName};
+pub use crate::store::metadata::SCHEMA;
 
 /// Every view's cursor: (schema, view, feed id, seq).
 fn cursors(db: &dyn Sql) -> Result<Vec<Cursor>> {
@@ -492,13 +303,6 @@ fn start_state(db: &dyn Sql, feed: &mut Feed) -> Result<()> {
             feed.watermark = super::ducklake::baseline(db, &feed.table)?;
             Ok(())
         }
-    }
-}
-
-impl Feed {
-    /// Whether the feed tracks every one of `columns`.
-    pub fn covers(&self, columns: &[ColumnDef]) -> bool {
-        columns.iter().all(|c| self.columns.contains(c))
     }
 }
 

@@ -32,9 +32,9 @@
 
 pub mod append_only;
 pub mod batch_facts;
-pub mod declare;
 pub mod diff;
 pub mod ducklake;
+pub mod feed;
 pub mod feeds;
 pub mod recorded;
 pub mod trigger;
@@ -42,7 +42,7 @@ pub mod trigger;
 use crate::db::{Cells, Row, Sql};
 use crate::error::{Error, Result};
 use crate::ir::ColumnDef;
-use crate::plan::DeltaShape;
+use crate::plan::terms::DeltaShape;
 use crate::render::capture::Position;
 use crate::render::Qualified;
 

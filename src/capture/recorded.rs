@@ -12,11 +12,10 @@
 //! per capture). A direct INSERT or DELETE breaks that count and fails the refresh; a direct
 //! UPDATE keeps it and cannot be seen (`openivm_verify` finds it).
 
-use super::feeds::Feed;
+use super::feed::Feed;
 use super::{temp_name, DeltaStats, Fresh};
 use crate::db::Sql;
 use crate::error::{Error, Result};
-use crate::rely::qualified;
 use crate::render::capture as sql;
 use crate::render::{self, Qualified};
 
@@ -29,7 +28,7 @@ pub fn capture(db: &dyn Sql, feed: &Feed, name: &str, size_now: i64) -> Result<F
              cannot be maintained from the recorded writes alone: refresh with mode := 'full' to recompute and restart \
              capture, and CALL openivm_revoke_recorded('{t}') if the table is written directly",
             feed.row_count,
-            t = qualified(&feed.table),
+            t = feed.table.dotted(),
         )));
     }
     let (delta, stats) =

@@ -20,7 +20,7 @@
 
 use std::collections::HashMap;
 
-use super::feeds::Feed;
+use super::feed::Feed;
 use super::{recorded, temp_name, DeltaStats, Fresh, SourceKind};
 use crate::db::{read_all, Cells, FromRow, Row, Sql};
 use crate::error::{Error, Result};
@@ -176,7 +176,7 @@ fn check(feed: &Feed, seen: &Inspection) -> Result<()> {
          EXPORT/IMPORT DATABASE or COPY FROM DATABASE drops them): writes since then may be missing from its change log, so a \
          refresh recomputes its views and installs the triggers again; to capture the table by diffing it \
          instead, CALL openivm_set_source('{t}', 'diff')",
-        t = crate::rely::qualified(&feed.table),
+        t = feed.table.dotted(),
     )))
 }
 
@@ -204,7 +204,7 @@ pub fn capture_inspected(db: &dyn Sql, feed: &Feed, name: &str, size_now: i64, s
             "the database '{}' is attached read-only, and table '{}' has {} changed rows its triggers logged; open it \
              read-write to refresh (a refresh with nothing to do works read-only)",
             feed.catalog,
-            crate::rely::qualified(&feed.table),
+            feed.table.dotted(),
             raw.rows
         )));
     }

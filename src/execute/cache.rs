@@ -4,22 +4,24 @@
 
 use std::collections::HashMap;
 
-use crate::bind::FunctionInfo;
 use crate::capture::feeds::FeedRows;
-use crate::capture::{declare, SourceKind};
-use crate::catalog::SqlCatalog;
+use crate::capture::SourceKind;
 use crate::db::{Cells, Row, Sql};
+use crate::declare::fk_facts;
+use crate::declare::sources;
 use crate::error::{Error, Result};
-use crate::facts::ForeignKey;
+use crate::front::bind::FunctionInfo;
+use crate::front::catalog::SqlCatalog;
+use crate::front::macros::Macro;
+use crate::front::strategy::Strategy;
 use crate::ir::{ColumnDef, TableId, ViewQuery};
-use crate::macros::Macro;
+use crate::plan::fk_pruning::ForeignKey;
 use crate::render::OutputColumn;
 use crate::render::{Qualified, Storage};
-use crate::strategy::Strategy;
-use crate::{fk_sources, settings};
+use crate::store::settings;
 
-use super::mode::Mode;
 use super::{compile, find_view, signature_change, signature_matches, view_location, ViewRecord};
+use crate::plan::mode::Mode;
 
 use crate::sql::capture::LAST_TIMES;
 use crate::sql::capture::TABLE_SIZES;
@@ -41,10 +43,10 @@ pub struct Compiled {
     /// Foreign-key facts between the tables (catalog constraints and valid RELY declarations).
     pub fks: Vec<ForeignKey>,
     /// The group keys that determine the others, which the merge may match on alone.
-    pub merge_keys: Option<crate::merge_keys::MergeKeys>,
+    pub merge_keys: Option<crate::plan::merge_keys::MergeKeys>,
     /// The leaves those keys determine that only give group attributes, which a refresh that
     /// did not change them leaves out of its terms (`merge_keys::GroupLookup`).
-    pub group_lookup: Option<crate::merge_keys::GroupLookup>,
+    pub group_lookup: Option<crate::plan::merge_keys::GroupLookup>,
     /// The change source each table declares.
     pub sources: Vec<SourceKind>,
     /// The kind of database the view lives in.
@@ -249,7 +251,7 @@ fn macros_unchanged(db: &dyn Sql, called: &[Macro], snapshot: &mut CatalogSnapsh
         return Ok(true);
     }
     if snapshot.macros.is_none() {
-        snapshot.macros = Some(crate::macros::all(db)?);
+        snapshot.macros = Some(crate::front::macros::all(db)?);
     }
     let now = snapshot.macros.as_deref().unwrap_or_default();
     Ok(called.iter().all(|m| now.contains(m)))
@@ -486,9 +488,9 @@ impl Cache {
             .collect::<Option<Vec<usize>>>()
             .ok_or_else(|| Error::Internal("a leaf's table is not among the view's tables".into()))?;
         let metadata: Vec<&str> = std::iter::once(defaults.0.as_str()).chain(self.declared_in.as_deref()).collect();
-        let fks = fk_sources::foreign_keys(db, &metadata, &tables)?;
+        let fks = fk_facts::foreign_keys(db, &metadata, &tables)?;
         let default_source = self.settings(db)?.default_source;
-        let mut sources = declare::sources(db, &defaults.0, &tables, &all_columns, &default_source)?;
+        let mut sources = sources::sources(db, &defaults.0, &tables, &all_columns, &default_source)?;
         super::chain_sources(db, &defaults.0, &q, &tables, &mut sources)?;
         let now = states_in(db, &tables, self.round.as_mut().unwrap_or(&mut own)).map_err(|e| restale(e, name))?;
         let (last_incremental_ms, incremental_ran, last_incremental_capture_ms, last_full_ms) =
@@ -496,8 +498,8 @@ impl Cache {
                 Some(c) => (c.last_incremental_ms, c.incremental_ran, c.last_incremental_capture_ms, c.last_full_ms),
                 None => last_times(db, &view.at)?,
             };
-        let merge_keys = crate::merge_keys::merge_keys(&q, &fks);
-        let group_lookup = merge_keys.as_ref().and_then(|m| crate::merge_keys::group_lookup(&q, m));
+        let merge_keys = crate::plan::merge_keys::merge_keys(&q, &fks);
+        let group_lookup = merge_keys.as_ref().and_then(|m| crate::plan::merge_keys::group_lookup(&q, m));
         let c = Compiled {
             view,
             merge_keys,
@@ -579,7 +581,7 @@ impl Cache {
             && has("main", "openivm_refresh_history", &["setup_ms"])?;
         if !self.read_only(db, catalog)? {
             if !current {
-                super::ensure_metadata(db)?;
+                crate::store::metadata::ensure(db)?;
             }
             // Checked again at the next call: the transaction may roll back.
             current &= !crate::capture::feeds::upgrade_legacy_pending(db, catalog)?;
@@ -590,7 +592,7 @@ impl Cache {
 
     /// `upgrade_metadata` before a write through openivm, where the database has metadata.
     pub fn upgrade_before_write(&mut self, db: &dyn Sql) -> Result<()> {
-        if self.metadata_current || !crate::catalog::main_table_exists(db, "openivm_views")? {
+        if self.metadata_current || !crate::front::catalog::main_table_exists(db, "openivm_views")? {
             return Ok(());
         }
         let (home, _) = self.defaults(db)?;

@@ -14,9 +14,9 @@
 use std::collections::HashMap;
 
 use super::Cache;
-use crate::catalog::{table_name, view_database, SqlCatalog};
 use crate::db::Sql;
 use crate::error::{Error, Result};
+use crate::front::catalog::{table_name, view_database, SqlCatalog};
 use crate::render::{self, Storage};
 use crate::sql::catalog::{DATABASE_TYPE, SCHEMA_EXISTS};
 
@@ -30,12 +30,12 @@ pub struct Session {
     switched: bool,
     caches: HashMap<String, Cache>,
     /// The settings the current call's caller set with `SET`.
-    caller: crate::settings::CallerSettings,
+    caller: crate::store::settings::CallerSettings,
 }
 
 impl Session {
     /// The settings the caller of the call about to run set with `SET`.
-    pub fn set_caller(&mut self, caller: crate::settings::CallerSettings) {
+    pub fn set_caller(&mut self, caller: crate::store::settings::CallerSettings) {
         self.caller = caller;
     }
 

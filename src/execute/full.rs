@@ -12,18 +12,18 @@ use std::time::Instant;
 
 use serde_json::Value;
 
-use super::mode::Mode;
-use super::refresh::RefreshReport;
+use super::report::RefreshReport;
 use super::{
     check_standing, describe, elapsed_ms, find_view, free_data_table, record_history, Cache, Created, HistoryRow,
     ViewRecord,
 };
-use crate::catalog::SqlCatalog;
 use crate::db::{Cells, Sql};
 use crate::error::{Error, Result};
-use crate::home;
+use crate::front::catalog::SqlCatalog;
+use crate::front::strategy::{self, FunctionFacts, Strategy};
+use crate::plan::mode::Mode;
 use crate::render::{self, OutputColumn, Qualified};
-use crate::strategy::{self, FunctionFacts, Strategy};
+use crate::store::home;
 
 use crate::sql::catalog::{OVERLOADS, PARSE_TREE, PLAN_TREE};
 use crate::sql::views::{INSERT as VIEW_INSERT, MARK_REFRESHED as VIEW_MARK_REFRESHED};
@@ -80,7 +80,7 @@ fn check(db: &dyn Sql, query: &str) -> Result<bool> {
     let scan = strategy::scan(node);
     let catalog = SqlCatalog::new(db);
     strategy::check_full(&scan, &mut |name| {
-        use crate::bind::Catalog;
+        use crate::front::bind::Catalog;
         Ok(catalog.function(name)?.map(|f| FunctionFacts { deterministic: f.deterministic }))
     })?;
     // DuckDB binds the query (its errors are the user's answer), expanding views and CTEs.
@@ -89,7 +89,7 @@ fn check(db: &dyn Sql, query: &str) -> Result<bool> {
     for t in &plan.tables {
         // The stored results (openivm.data_*) are what maintained views show: fine to read.
         let name = t.name.to_ascii_lowercase();
-        let internal = t.schema.eq_ignore_ascii_case(crate::capture::feeds::SCHEMA);
+        let internal = t.schema.eq_ignore_ascii_case(crate::store::metadata::SCHEMA);
         let own = (internal && !name.starts_with("data_")) || (!internal && name.starts_with("openivm_"));
         if own {
             return Err(Error::Refused(format!(
@@ -195,7 +195,7 @@ pub fn refresh_in(db: &dyn Sql, cache: &mut Cache, name: &str, started: Instant)
 /// Refreshes a full view in a transaction of its own.
 pub fn refresh(db: &dyn Sql, cache: &mut Cache, name: &str) -> Result<RefreshReport> {
     let started = Instant::now();
-    super::in_transaction(db, || refresh_in(db, cache, name, started))
+    crate::db::in_transaction(db, || refresh_in(db, cache, name, started))
 }
 
 /// The view's record, for explain and verify.

@@ -3,13 +3,16 @@
 //! recompute, advance the cursors), explain (the same plan, not applied), drop.
 
 pub mod cache;
+pub mod compile_only;
 pub mod database;
 pub mod full;
-pub mod mode;
+pub mod lookup;
 pub mod nterm;
 pub mod refresh;
+pub mod report;
 pub mod verify;
 pub mod widen;
+pub mod write;
 
 use std::collections::{BTreeSet, HashMap};
 use std::time::Instant;
@@ -18,18 +21,20 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::ast::TableName;
-use crate::bind::bind;
 use crate::capture::{self, feeds};
-use crate::catalog::{table_name, SqlCatalog};
-use crate::db::{Cells, Sql};
+use crate::db::{in_transaction, Cells, Sql};
 use crate::error::{Error, Result, SqlErrorKind};
-use crate::home;
+use crate::front::bind::bind;
+use crate::front::catalog::{table_name, SqlCatalog};
+use crate::front::macros::{self, Macro};
+use crate::front::parse::parse_select;
+use crate::front::strategy::{self, Strategy};
 use crate::ir::{ColumnDef, SourceView, TableId, ViewQuery};
-use crate::macros::{self, Macro};
-use crate::parse::parse_select;
+use crate::plan::mode;
 use crate::render::{self, OutputColumn, Qualified};
-use crate::settings;
-use crate::strategy::{self, Strategy};
+use crate::store::home;
+use crate::store::metadata;
+use crate::store::settings;
 
 pub use cache::Cache;
 pub use database::Session;
@@ -44,34 +49,9 @@ use crate::sql::views::DELETE as VIEW_DELETE;
 use crate::sql::views::FIND as VIEW_FIND;
 use crate::sql::views::INSERT as VIEW_INSERT;
 use crate::sql::views::VIEW_COMMENT;
-use crate::sql::METADATA;
-
-/// Runs `f` in one transaction: all of its writes commit together, or none does.
-pub fn in_transaction<T>(db: &dyn Sql, f: impl FnOnce() -> Result<T>) -> Result<T> {
-    db.execute("BEGIN TRANSACTION")?;
-    match f() {
-        Ok(v) => match db.execute("COMMIT") {
-            Ok(()) => Ok(v),
-            Err(e) => {
-                let _ = db.execute("ROLLBACK");
-                Err(e)
-            }
-        },
-        Err(e) => {
-            let _ = db.execute("ROLLBACK");
-            Err(e)
-        }
-    }
-}
-
-/// Creates the metadata tables if this database has none yet.
-pub fn ensure_metadata(db: &dyn Sql) -> Result<()> {
-    METADATA.run(db, [])?;
-    settings::ensure(db)
-}
 
 fn metadata_exists(db: &dyn Sql) -> Result<bool> {
-    crate::catalog::main_table_exists(db, "openivm_views")
+    crate::front::catalog::main_table_exists(db, "openivm_views")
 }
 
 /// Where a view of this name lives: the default database, the given or default schema.
@@ -259,7 +239,7 @@ fn macros_called(db: &dyn Sql, q: &ViewQuery, tree: &str) -> Result<Vec<Macro>> 
     let sources: Vec<&str> = q
         .source_views
         .iter()
-        .filter_map(|v| crate::catalog::view_query_text(&v.sql, &v.view.schema, &v.view.name))
+        .filter_map(|v| crate::front::catalog::view_query_text(&v.sql, &v.view.schema, &v.view.name))
         .collect();
     macros::called(db, tree, &sources)
 }
@@ -421,7 +401,7 @@ pub struct HistoryRow<'a> {
     pub before_us: i64,
     pub mode: mode::Mode,
     pub reason: &'a str,
-    pub counts: crate::plan::TermCounts,
+    pub counts: crate::plan::terms::TermCounts,
     pub delta_rows: i64,
     pub capture_ms: f64,
     pub apply_ms: f64,
@@ -518,10 +498,10 @@ pub fn create(db: &dyn Sql, cache: &mut Cache, name: &str, query: &str) -> Resul
     let defaults = cache.defaults(db)?;
     let caller_source = cache.caller.default_source.clone();
     let attempt = |sums: Sums| -> Result<Created> {
-        ensure_metadata(db)?;
+        metadata::ensure(db)?;
         let source = match &caller_source {
             Some(s) => s.clone(),
-            None => crate::settings::default_source(db)?,
+            None => crate::store::settings::default_source(db)?,
         };
         let at = view_location(&defaults, name)?;
         if at.name.to_ascii_lowercase().starts_with("openivm_") {
@@ -762,7 +742,7 @@ pub(crate) fn attach(db: &dyn Sql, q: &ViewQuery, at: &Qualified, catalog: &str,
         .iter()
         .map(|t| q.leaves.iter().find(|l| &l.table == t).map(|l| l.columns.clone()).unwrap_or_default())
         .collect();
-    let mut kinds = capture::declare::sources(db, catalog, &tables, &all_columns, source)?;
+    let mut kinds = crate::declare::sources::sources(db, catalog, &tables, &all_columns, source)?;
     chain_sources(db, catalog, q, &tables, &mut kinds)?;
     let sizes: Vec<i64> = cache::table_states(db, &tables)?.iter().map(|s| s.2).collect();
     // The database's refresh mode, read at most once, and only for a feed that may need it.
@@ -862,7 +842,7 @@ fn drop_in(db: &dyn Sql, at: &Qualified) -> Result<()> {
             db.execute(&render::drop_view(at))?;
         }
         db.execute(&render::drop_table(&view.data))?;
-        if crate::catalog::main_table_exists(db, "openivm_views")? {
+        if crate::front::catalog::main_table_exists(db, "openivm_views")? {
             feeds::detach_view(db, &at.catalog, &at.schema, &at.name)?;
         }
         VIEW_DELETE.run(db, [&at.schema, &at.name])?;
@@ -877,7 +857,7 @@ fn drop_in(db: &dyn Sql, at: &Qualified) -> Result<()> {
 
 /// The stages (hidden maintained views of the schema openivm) that the view `at` reads.
 fn stages_read_by(db: &dyn Sql, at: &Qualified) -> Result<Vec<Qualified>> {
-    if !crate::catalog::main_table_exists(db, "openivm_views")? {
+    if !crate::front::catalog::main_table_exists(db, "openivm_views")? {
         return Ok(vec![]);
     }
     crate::sql::capture::STAGES_READ_BY
@@ -889,7 +869,7 @@ fn stages_read_by(db: &dyn Sql, at: &Qualified) -> Result<Vec<Qualified>> {
 
 /// The other maintained views that read the maintained view `at` as a leaf (through a feed on it).
 fn readers_of(db: &dyn Sql, at: &Qualified) -> Result<Vec<String>> {
-    if !crate::catalog::main_table_exists(db, "openivm_views")? {
+    if !crate::front::catalog::main_table_exists(db, "openivm_views")? {
         return Ok(vec![]);
     }
     let mut out = Vec::new();

@@ -1,17 +1,14 @@
-//! The N-term (telescoping) rule in a refresh, for views whose every table is a DuckLake table:
-//! a DuckLake table's old state is readable as it was (`AT (VERSION => n)` at the snapshot the
-//! view last applied), so a term can read the leaves after its delta leaf at their old state.
-//! The rule and its leaf order are in `telescope`; this module decides whether a refresh can
-//! and should use it, and says why.
+//! The old states the N-term (telescoping) rule reads, for views whose every table is a
+//! DuckLake table: a DuckLake table's old state is readable as it was (`AT (VERSION => n)` at
+//! the snapshot the view last applied). The planner (`plan::planner`) chooses the rule; this
+//! module finds whether the old states can be read.
 
 use crate::capture::SourceKind;
 use crate::db::Sql;
 use crate::error::Result;
-use crate::facts::ProvenRelation;
 use crate::ir::TableId;
-use crate::plan::{self, DeltaShape, Term, TermStatus};
+use crate::plan::terms::TermStatus;
 use crate::render::ducklake as lake_sql;
-use crate::telescope;
 
 /// An N-term plan chosen for a refresh.
 #[derive(Clone, Debug)]
@@ -50,40 +47,17 @@ pub fn old_snapshot(feed: &crate::capture::feeds::Feed) -> Option<i64> {
     w.and_then(|w| w.parse().ok())
 }
 
-/// The rule a refresh takes: the N-term plan, or inclusion-exclusion with a note on why the
-/// N-term rule was not taken (None: the rule does not apply to the view at all).
-pub enum Choice {
-    NTerm(NTerm),
-    InclusionExclusion(Option<String>),
-}
-
-/// Decides the rule for a view whose leaves read `tables` (`leaf_table[i]`: leaf i's table).
-pub fn choose(
-    db: &dyn Sql,
-    aliases: &[String],
-    leaf_table: &[usize],
-    tables: &[TableInput],
-    shapes: &[DeltaShape],
-    relations: &[ProvenRelation],
-    ie: &[(Term, TermStatus)],
-) -> Result<Choice> {
+/// The old state of every table, as `AT (VERSION => n)` sources in `tables` order, when all of
+/// them are DuckLake tables whose snapshot the view last applied is known and still readable;
+/// else why not (None: not every table is in DuckLake, so the rule does not apply at all).
+pub fn old_states(db: &dyn Sql, tables: &[TableInput]) -> Result<std::result::Result<Vec<String>, Option<String>>> {
     if tables.is_empty() || !tables.iter().all(|t| matches!(t.kind, SourceKind::DuckLake(_))) {
-        return Ok(Choice::InclusionExclusion(None));
-    }
-    let n = leaf_table.len();
-    let order = telescope::leaf_order(n, relations);
-    let terms = telescope::terms(&order, shapes, relations);
-    let (nt, ie_counts) = (telescope::count(&terms), plan::count_terms(ie));
-    if !telescope::cheaper(nt, ie_counts) {
-        return Ok(Choice::InclusionExclusion(Some(format!(
-            "inclusion-exclusion rule: it runs {} of {} terms, the N-term rule would run {} of {}",
-            ie_counts.run, ie_counts.total, nt.run, nt.total
-        ))));
+        return Ok(Err(None));
     }
     let mut old = Vec::new();
     for t in tables {
         let Some(snapshot) = t.old_snapshot else {
-            return Ok(Choice::InclusionExclusion(Some(
+            return Ok(Err(Some(
                 "inclusion-exclusion rule: the snapshot at which the view has a table is not known (its cursor was \
                  written by an earlier version, or its feed restarted)"
                     .into(),
@@ -91,22 +65,12 @@ pub fn choose(
         };
         // The old state must still be readable (not expired).
         if db.scalar_int(&lake_sql::snapshots_between(&t.table.catalog, snapshot - 1, snapshot), &[])? != 1 {
-            return Ok(Choice::InclusionExclusion(Some(format!(
-                "inclusion-exclusion rule: the old state of '{}.{}.{}' (snapshot {snapshot}) was expired",
-                t.table.catalog, t.table.schema, t.table.name
+            return Ok(Err(Some(format!(
+                "inclusion-exclusion rule: the old state of '{}' (snapshot {snapshot}) was expired",
+                t.table.dotted()
             ))));
         }
         old.push(lake_sql::at_version(t.table, snapshot));
     }
-    let why = format!(
-        "N-term rule (all tables in DuckLake): it runs {} of {} terms, inclusion-exclusion {} of {}; leaves in the \
-         order {}{}",
-        nt.run,
-        nt.total,
-        ie_counts.run,
-        ie_counts.total,
-        order.iter().map(|&i| aliases.get(i).map_or("?", |a| a.as_str())).collect::<Vec<_>>().join(", "),
-        if nt.fk_pruned > 0 { " (referenced leaves first, so their insert-only terms are empty)" } else { "" }
-    );
-    Ok(Choice::NTerm(NTerm { order, terms, old, why }))
+    Ok(Ok(old))
 }

@@ -13,16 +13,19 @@ use std::collections::{HashMap, HashSet};
 use std::time::Instant;
 
 use super::cache::{Cache, Compiled};
-use super::mode::{self, Mode, Requested};
-use super::{elapsed_ms, in_transaction, record_history, HistoryRow};
+pub use super::report::RefreshReport;
+use super::{elapsed_ms, record_history, HistoryRow};
 use crate::capture::batch_facts::BatchFacts;
 use crate::capture::{self, feeds, feeds::Feed, DeltaStats, Fresh, SourceKind};
+use crate::db::in_transaction;
 use crate::db::{Cells, Sql};
 use crate::error::{Error, Result};
-use crate::facts::{self, FkPruning, ProvenRelation};
-use crate::plan::{self, DeltaShape, Term, TermCounts, TermStatus};
+use crate::front::strategy::{self, Strategy};
+use crate::plan::fk_pruning::{self, FkPruning, ProvenRelation};
+use crate::plan::mode::{self, Mode, Requested};
+use crate::plan::planner::{self, Rule};
+use crate::plan::terms::{self as plan, DeltaShape, Term, TermCounts, TermStatus};
 use crate::render::{self, Qualified, Source, Storage};
-use crate::strategy::{self, Strategy};
 
 use crate::sql::views::MARK_REFRESHED as VIEW_MARK_REFRESHED;
 
@@ -211,7 +214,7 @@ struct Prepared {
     /// Deleting parents a key check kept from pruning, and why (explain's reasons).
     unpruned: Vec<(usize, String)>,
     /// The relations (positions in `relations`) whose child's delta references only keys of its
-    /// parent's delta (`facts::reads_delta_rows`).
+    /// parent's delta (`fk_pruning::reads_delta_rows`).
     covered: Vec<usize>,
     plan: Vec<(Term, TermStatus)>,
     /// The N-term plan, when the refresh takes that rule instead of `plan`.
@@ -277,7 +280,7 @@ impl Go {
 fn prunable_parents(c: &Compiled, pruning: bool) -> Vec<bool> {
     let mut out = vec![false; c.tables.len()];
     if pruning {
-        for r in facts::proven_relations(&c.q, &c.fks) {
+        for r in fk_pruning::proven_relations(&c.q, &c.fks) {
             if let Some(k) = c.leaf_table.get(r.parent_leaf) {
                 out[*k] = true;
             }
@@ -640,15 +643,15 @@ fn second_transaction(
     let capture_ms = elapsed_ms(capture_started);
     let mut shapes: Vec<DeltaShape> = c.leaf_table.iter().map(|&k| inputs[k].stats.shape()).collect();
     let (relations, fk_pruning, unpruned, covered) = if pruning {
-        let relations = facts::proven_relations(&c.q, &c.fks);
+        let relations = fk_pruning::proven_relations(&c.q, &c.fks);
         let (coverage, checks) = loop {
-            let coverage = facts::coverage_checks(&relations, &shapes);
+            let coverage = fk_pruning::coverage_checks(&relations, &shapes);
             let mut checks = passed_key_checks(
                 db,
                 &c,
                 &inputs,
                 &table_rows,
-                &facts::key_checks(&relations, &shapes),
+                &fk_pruning::key_checks(&relations, &shapes),
                 &coverage.iter().map(|&i| &relations[i]).collect::<Vec<_>>(),
             )?;
             for (k, found) in checks.learned.drain() {
@@ -669,15 +672,15 @@ fn second_transaction(
             }
             shapes = c.leaf_table.iter().map(|&k| inputs[k].stats.shape()).collect();
         };
-        let pruned = facts::fk_pruning(&relations, &shapes, |k| checks.passed.contains(k));
+        let pruned = fk_pruning::fk_pruning(&relations, &shapes, |k| checks.passed.contains(k));
         let unpruned = checks.failed.into_iter().filter(|(leaf, _)| pruned.skip & (1 << leaf) == 0).collect();
         let covered = coverage.into_iter().zip(checks.covered).filter_map(|(i, ok)| ok.then_some(i)).collect();
         (relations, pruned, unpruned, covered)
     } else {
         (vec![], FkPruning::default(), vec![], vec![])
     };
-    let plan = plan::plan_spans(&c.q.spans(), plan::empty_delta_bits(&shapes), fk_pruning.skip);
-    // All-DuckLake views may take the N-term rule (old states by time travel).
+    // All-DuckLake views can read their tables' old states (time travel): the planner may then
+    // take the N-term rule.
     let lake_tables: Vec<super::nterm::TableInput> = inputs
         .iter()
         .map(|i| super::nterm::TableInput {
@@ -686,24 +689,34 @@ fn second_transaction(
             old_snapshot: super::nterm::old_snapshot(&i.feed),
         })
         .collect();
+    let all_lake = !lake_tables.is_empty() && lake_tables.iter().all(|t| matches!(t.kind, SourceKind::DuckLake(_)));
     let aliases: Vec<String> = c.q.leaves.iter().map(|l| l.alias.clone()).collect();
-    // A union's branches each take inclusion-exclusion (the N-term rule orders one join).
-    let choice = if c.q.branches.is_empty() {
-        super::nterm::choose(db, &aliases, &c.leaf_table, &lake_tables, &shapes, &relations, &plan)?
-    } else {
-        super::nterm::Choice::InclusionExclusion(None)
+    let spans = c.q.spans();
+    let facts = planner::Facts {
+        spans: &spans,
+        shapes: &shapes,
+        relations: &relations,
+        fk_skip: fk_pruning.skip,
+        old_states: all_lake,
     };
-    let (nterm, rule_note) = match choice {
-        super::nterm::Choice::NTerm(nt) => {
-            let why = nt.why.clone();
-            (Some(nt), Some(why))
+    let mut program = planner::plan(&facts);
+    let mut rule_note = program.reason(&aliases, all_lake);
+    let mut nterm = None;
+    if program.rule == Rule::NTerm {
+        match super::nterm::old_states(db, &lake_tables)? {
+            Ok(old) => {
+                let why = rule_note.clone().unwrap_or_default();
+                nterm =
+                    Some(super::nterm::NTerm { order: program.order.clone(), terms: program.nterm.clone(), old, why })
+            }
+            Err(why) => {
+                program = planner::plan(&planner::Facts { old_states: false, ..facts });
+                rule_note = why;
+            }
         }
-        super::nterm::Choice::InclusionExclusion(note) => (None, note),
-    };
-    let run_masks: Vec<u32> = match &nterm {
-        Some(nt) => nt.terms.iter().filter(|(_, s)| *s == TermStatus::Run).map(|(i, _)| 1u32 << i).collect(),
-        None => plan.iter().filter(|(_, s)| *s == TermStatus::Run).map(|(t, _)| t.mask).collect(),
-    };
+    }
+    let run_masks = program.run_masks();
+    let plan = program.inclusion_exclusion;
     let leaf_table_rows: Vec<u64> = c.leaf_table.iter().map(|&k| table_rows[k].max(0) as u64).collect();
     let stale = inputs.iter().any(|i| i.feed.cursor < 0);
     let (mode, reason) = if stale {
@@ -823,7 +836,11 @@ fn net_delta(db: &dyn Sql, input: &mut Input, columns: &[crate::ir::ColumnDef], 
 /// The child and referencing columns of `k`'s reference check, where it has one: a declared key
 /// whose child has at most `REFERENCE_CHECK_MAX_ROWS` rows. It reads the child's current rows, so
 /// its outcome is no fact of a batch.
-fn reference_check<'k>(k: &'k facts::KeyCheck, c: &Compiled, table_rows: &[i64]) -> Option<&'k (usize, Vec<String>)> {
+fn reference_check<'k>(
+    k: &'k fk_pruning::KeyCheck,
+    c: &Compiled,
+    table_rows: &[i64],
+) -> Option<&'k (usize, Vec<String>)> {
     k.child
         .as_ref()
         .filter(|(leaf, _)| table_rows.get(c.leaf_table[*leaf]).is_some_and(|&n| n <= REFERENCE_CHECK_MAX_ROWS))
@@ -846,9 +863,9 @@ fn raw_batch(i: &Input) -> Option<i64> {
     }
 }
 
-/// The key checks (`facts::key_checks`) the deltas pass and fail: no key of a deleting parent's delta is
+/// The key checks (`fk_pruning::key_checks`) the deltas pass and fail: no key of a deleting parent's delta is
 /// on two rows, and no row of a declared key's child (up to `REFERENCE_CHECK_MAX_ROWS` rows)
-/// references a deleted one; and for each relation in `coverage` (`facts::coverage_checks`),
+/// references a deleted one; and for each relation in `coverage` (`fk_pruning::coverage_checks`),
 /// whether every key its child's delta references is in its parent's delta. One statement, for
 /// the checks whose outcome the feeds' batch facts do not already say (a view one batch behind
 /// takes what the view that captured the batch found); what it finds about a batch this refresh
@@ -858,11 +875,11 @@ fn passed_key_checks(
     c: &Compiled,
     inputs: &[Input],
     table_rows: &[i64],
-    checks: &[facts::KeyCheck],
+    checks: &[fk_pruning::KeyCheck],
     coverage: &[&ProvenRelation],
 ) -> Result<KeyChecks> {
     let delta_of = |leaf: usize| inputs.get(*c.leaf_table.get(leaf)?)?.delta.as_ref();
-    let with_delta: Vec<(&facts::KeyCheck, &Qualified)> =
+    let with_delta: Vec<(&fk_pruning::KeyCheck, &Qualified)> =
         checks.iter().filter_map(|k| Some((k, delta_of(k.leaf)?))).collect();
     if with_delta.is_empty() {
         return Ok(KeyChecks { covered: vec![false; coverage.len()], ..KeyChecks::default() });
@@ -984,7 +1001,7 @@ fn passed_key_checks(
 /// that failed, why (for explain).
 #[derive(Default)]
 struct KeyChecks {
-    passed: Vec<facts::KeyCheck>,
+    passed: Vec<fk_pruning::KeyCheck>,
     failed: Vec<(usize, String)>,
     /// Per relation counted (`coverage`): whether its child's delta references only keys of
     /// its parent's delta.
@@ -1036,7 +1053,7 @@ impl Prepared {
     }
 
     /// Where leaf `i` reads from in an inclusion-exclusion term: as `source`, except that a
-    /// parent pruned with deletes is read with its deleted rows (`facts::FkPruning`).
+    /// parent pruned with deletes is read with its deleted rows (`fk_pruning::FkPruning`).
     fn term_source(&self, i: usize, as_delta: bool) -> Source {
         let k = self.c.leaf_table[i];
         let with_deleted = !as_delta && self.pruning.with_deleted & (1 << i) != 0;
@@ -1049,7 +1066,7 @@ impl Prepared {
     }
 
     /// Where leaf `i` reads from in `term`: as `term_source`, except that a parent the term
-    /// joins only on keys of its delta is read as its delta's rows (`facts::reads_delta_rows`).
+    /// joins only on keys of its delta is read as its delta's rows (`fk_pruning::reads_delta_rows`).
     fn term_source_in(&self, i: usize, term: Term) -> Source {
         let k = self.c.leaf_table[i];
         match &self.inputs[k].delta {
@@ -1061,7 +1078,7 @@ impl Prepared {
     }
 
     fn reads_delta_rows(&self, i: usize, term: Term) -> Option<&ProvenRelation> {
-        facts::reads_delta_rows(&self.relations, &self.covered, self.pruning.with_deleted, term.mask, i)
+        fk_pruning::reads_delta_rows(&self.relations, &self.covered, self.pruning.with_deleted, term.mask, i)
     }
 
     fn term_sql(&self, term: Term) -> String {
@@ -1072,13 +1089,13 @@ impl Prepared {
     /// The SQL of the N-term term of `leaf`: the leaves before it in the rule's order at their
     /// new state, its delta, the leaves after it at their old state.
     fn nterm_sql(&self, nt: &super::nterm::NTerm, leaf: usize) -> String {
-        let sources: Vec<Source> = crate::telescope::states(&nt.order, leaf)
+        let sources: Vec<Source> = crate::plan::nterm::states(&nt.order, leaf)
             .into_iter()
             .enumerate()
             .map(|(j, state)| match state {
-                crate::telescope::LeafState::New => self.source(j, false),
-                crate::telescope::LeafState::Delta => self.source(j, true),
-                crate::telescope::LeafState::Old => Source::Bounded(nt.old[self.c.leaf_table[j]].clone()),
+                crate::plan::nterm::LeafState::New => self.source(j, false),
+                crate::plan::nterm::LeafState::Delta => self.source(j, true),
+                crate::plan::nterm::LeafState::Old => Source::Bounded(nt.old[self.c.leaf_table[j]].clone()),
             })
             .collect();
         render::term_select(&self.c.q, Term { mask: 1 << leaf, sign: 1 }, &sources)
@@ -1087,7 +1104,7 @@ impl Prepared {
     /// The term counts of the rule the refresh takes.
     fn counts(&self) -> TermCounts {
         match &self.nterm {
-            Some(nt) => crate::telescope::count(&nt.terms),
+            Some(nt) => crate::plan::nterm::count(&nt.terms),
             None => plan::count_terms(&self.plan),
         }
     }
@@ -1186,7 +1203,7 @@ impl Prepared {
             TermStatus::EmptySkipped => format!("empty delta: {}", alias(leaf)),
             TermStatus::FkPruned => {
                 let shapes: Vec<DeltaShape> = (0..self.c.q.leaves.len()).map(|i| self.leaf_stats(i).shape()).collect();
-                match crate::telescope::pruning_relation(&nt.order, leaf, &shapes, &self.relations) {
+                match crate::plan::nterm::pruning_relation(&nt.order, leaf, &shapes, &self.relations) {
                     Some(r) => format!(
                         "foreign key {}({}) -> {}({}) [{}]; delta of {} is insert-only and {} is read at its old state",
                         alias(r.child_leaf),
@@ -1272,7 +1289,7 @@ impl Prepared {
     /// new groups only (`merge_keys::GroupLookup`): where the merge matches on the keys that
     /// determine them, none of them changed, the terms are rendered one by one, and the change of
     /// what the view shows is not recorded for views over it (that reads the whole delta).
-    fn group_lookup(&self) -> Option<&crate::merge_keys::GroupLookup> {
+    fn group_lookup(&self) -> Option<&crate::plan::merge_keys::GroupLookup> {
         let g = self.c.group_lookup.as_ref()?;
         self.merge_keys()?;
         let unchanged =
@@ -1282,7 +1299,7 @@ impl Prepared {
     }
 
     /// The SQL of a run term without the leaves `g` leaves out.
-    fn reduced_term_sql(&self, term: Term, g: &crate::merge_keys::GroupLookup) -> String {
+    fn reduced_term_sql(&self, term: Term, g: &crate::plan::merge_keys::GroupLookup) -> String {
         let sources: Vec<Source> = (0..self.c.q.leaves.len()).map(|i| self.term_source_in(i, term)).collect();
         render::group_lookup::reduced_term(&self.c.q, term, &sources, g)
     }
@@ -1797,20 +1814,6 @@ fn upstream_order(
         }
     }
     Ok(())
-}
-
-pub struct RefreshReport {
-    pub schema: String,
-    pub view: String,
-    pub counts: TermCounts,
-    pub delta_rows: i64,
-    pub duration_ms: f64,
-    /// None: the view was not refreshed (`error`).
-    pub mode: Option<Mode>,
-    /// Why the refresh took its mode (as in the history's `reason`).
-    pub mode_reason: String,
-    /// Why the view failed, in `openivm_refresh_all(on_error := 'skip')`.
-    pub error: Option<String>,
 }
 
 pub fn refresh(db: &dyn Sql, cache: &mut Cache, name: &str, opts: Options) -> Result<RefreshReport> {

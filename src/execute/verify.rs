@@ -3,10 +3,10 @@
 //! it on request by a full refresh.
 
 use super::cache::Cache;
-use super::mode::Requested;
 use super::refresh::{self, Options};
 use crate::db::{Cells, Sql};
 use crate::error::{Error, Result};
+use crate::plan::mode::Requested;
 use crate::render;
 
 pub struct Verified {
@@ -23,11 +23,11 @@ pub fn verify(db: &dyn Sql, cache: &mut Cache, name: &str, repair: bool) -> Resu
     // deduplicated it first. A grouped, DISTINCT or UNION view shows one of the spellings the
     // collation calls equal, an arbitrary choice a recompute may make differently ('b' and
     // 'B' under NOCASE): it is compared under the collation, as its query compares.
-    let (view, by_bytes) = if cache.strategy(db, name)? == crate::strategy::Strategy::Full {
+    let (view, by_bytes) = if cache.strategy(db, name)? == crate::front::strategy::Strategy::Full {
         (super::full::record(db, cache, name)?, false)
     } else {
         let c = cache.compiled(db, name)?.1;
-        let staged = |q: &crate::ir::ViewQuery| q.upstream.iter().any(|t| t.schema == crate::capture::feeds::SCHEMA);
+        let staged = |q: &crate::ir::ViewQuery| q.upstream.iter().any(|t| t.schema == crate::store::metadata::SCHEMA);
         let by_bytes = c.q.keeps_spellings() && !staged(&c.q) && !c.q.branches.iter().any(staged);
         (c.view, by_bytes)
     };
@@ -36,7 +36,7 @@ pub fn verify(db: &dyn Sql, cache: &mut Cache, name: &str, repair: bool) -> Resu
     let recompute = render::Qualified::temp("openivm_verify_recompute".into());
     db.execute(&render::drop_table(&recompute))?;
     db.execute(&render::create_temp_table_as(&recompute, &view.query))?;
-    let rows = crate::catalog::SqlCatalog::new(db)
+    let rows = crate::front::catalog::SqlCatalog::new(db)
         .columns(&recompute.table_id())
         .and_then(|columns| db.query(&render::verify_counts(&view.at, &recompute, &columns, by_bytes)));
     db.execute(&render::drop_table(&recompute))?;

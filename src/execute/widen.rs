@@ -7,12 +7,12 @@
 //! and the refresh runs again from the start, as after any failed refresh.
 
 use super::cache::Cache;
-use super::in_transaction;
-use crate::catalog::SqlCatalog;
+use crate::db::in_transaction;
 use crate::db::Sql;
 use crate::error::{Error, Result, SqlErrorKind};
+use crate::front::catalog::SqlCatalog;
+use crate::front::strategy::Strategy;
 use crate::render::stored_table;
-use crate::strategy::Strategy;
 
 /// Widens the narrowed sums of view `name`'s stored result; whether it had any (false: the
 /// conversion error was not one of a stored sum, and is reported as it is). DuckDB's error does

@@ -424,7 +424,7 @@ fn stats_of(from: &str) -> String {
     )
 }
 
-/// A check of a deleting parent's delta (`facts::KeyCheck`) as SQL: the delta, its key columns,
+/// A check of a deleting parent's delta (`fk_pruning::KeyCheck`) as SQL: the delta, its key columns,
 /// and for a declared key the child's current relation (a FROM item) with its referencing columns.
 pub struct KeyCheckSql<'a> {
     pub delta: &'a Qualified,
@@ -432,7 +432,7 @@ pub struct KeyCheckSql<'a> {
     pub child: Option<(String, &'a [String])>,
 }
 
-/// A child delta whose keys are looked up in its parent's delta (`facts::coverage_checks`): the
+/// A child delta whose keys are looked up in its parent's delta (`fk_pruning::coverage_checks`): the
 /// child's delta (a FROM item) with its referencing columns, the parent's delta with its key.
 pub struct CoverageSql<'a> {
     pub child: String,

@@ -6,8 +6,8 @@ use super::{aggregate_rows_by, aliases, expr_in, from_leaves, key_columns, list,
 use super::{Dialect, Qualified, Source, Weights};
 use crate::ast::Expr;
 use crate::ir::{stored, Shape, ViewQuery};
-use crate::merge_keys::{leaves_read, GroupLookup};
-use crate::plan::Term;
+use crate::plan::merge_keys::{leaves_read, GroupLookup};
+use crate::plan::terms::Term;
 
 /// One inclusion-exclusion term without the left-out leaves: their sources are not read, the
 /// predicates that read them are not applied (the links and the predicates among them), and the

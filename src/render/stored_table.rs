@@ -127,8 +127,8 @@ pub fn rebuild(storage: Storage, data: &Qualified, columns: &[OutputColumn]) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bind::bind;
-    use crate::bind::tests::{star_select, TestCatalog};
+    use crate::front::bind::bind;
+    use crate::front::bind::tests::{star_select, TestCatalog};
     use crate::ir::Aggregate;
 
     fn col(name: &str, ty: &str) -> OutputColumn {

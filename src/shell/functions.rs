@@ -1,13 +1,16 @@
 //! The SQL surface: one `Spec` per table function, each a thin adapter from arguments to the
 //! executor and from its result to rows.
 
-use crate::capture::declare;
-use crate::catalog::table_name;
+use crate::declare::rely_fk;
+use crate::declare::sources;
 use crate::error::{Error, Result};
-use crate::execute::{self, mode::Requested, refresh};
+use crate::execute::{self, refresh};
+use crate::execute::{compile_only, lookup, write};
+use crate::front::catalog::table_name;
+use crate::plan::mode::Requested;
 use crate::shell::instance::Instance;
 use crate::shell::table_function::{Args, Call, ColumnType as T, Rows, Spec, Value};
-use crate::{compile_only, lookup, rely, settings, write};
+use crate::store::settings;
 
 fn create(inst: &Call, args: &Args) -> Result<Rows> {
     let (name, query) = (args.text(0, "view_name")?, args.text(1, "query")?);
@@ -125,7 +128,7 @@ fn set(inst: &Call, args: &Args) -> Result<Rows> {
     let (name, value) = (args.text(0, "name")?, args.text(1, "value")?);
     let stored = inst.with_session(|db, s| {
         s.invalidate();
-        s.in_database(db, None, |db, _, _| execute::in_transaction(db, || settings::set(db, name, value)))
+        s.in_database(db, None, |db, _, _| crate::db::in_transaction(db, || settings::set(db, name, value)))
     })?;
     Ok(vec![vec![Value::Text(name.to_ascii_lowercase()), Value::Text(stored)]])
 }
@@ -137,7 +140,7 @@ fn declare_rely_fk(inst: &Call, args: &Args) -> Result<Rows> {
     let parent_cols = args.text(3, "parent_columns")?;
     let d = inst.with_session(|db, s| {
         s.invalidate();
-        s.in_database(db, None, |db, _, _| rely::declare(db, child, child_cols, parent, parent_cols))
+        s.in_database(db, None, |db, _, _| rely_fk::declare(db, child, child_cols, parent, parent_cols))
     })?;
     Ok(vec![vec![
         Value::Text(d.child),
@@ -154,7 +157,7 @@ fn revoke_rely_fk(inst: &Call, args: &Args) -> Result<Rows> {
     let parent_cols = args.text(3, "parent_columns")?;
     let (d, revoked) = inst.with_session(|db, s| {
         s.invalidate();
-        s.in_database(db, None, |db, _, _| rely::revoke(db, child, child_cols, parent, parent_cols))
+        s.in_database(db, None, |db, _, _| rely_fk::revoke(db, child, child_cols, parent, parent_cols))
     })?;
     Ok(vec![vec![
         Value::Text(d.child),
@@ -170,7 +173,7 @@ fn declare_append_only(inst: &Call, args: &Args) -> Result<Rows> {
     let key = args.named_text("key");
     let d = inst.with_session(|db, s| {
         s.invalidate();
-        s.in_database(db, None, |db, _, _| declare::declare(db, table, key))
+        s.in_database(db, None, |db, _, _| sources::declare(db, table, key))
     })?;
     Ok(vec![vec![Value::Text(d.table), Value::Text(d.key)]])
 }
@@ -179,7 +182,7 @@ fn revoke_append_only(inst: &Call, args: &Args) -> Result<Rows> {
     let table = args.text(0, "table_name")?;
     let (t, revoked) = inst.with_session(|db, s| {
         s.invalidate();
-        s.in_database(db, None, |db, _, _| declare::revoke(db, table, declare::Promise::AppendOnly))
+        s.in_database(db, None, |db, _, _| sources::revoke(db, table, sources::Promise::AppendOnly))
     })?;
     Ok(vec![vec![Value::Text(t), Value::Bool(revoked)]])
 }
@@ -188,7 +191,7 @@ fn declare_recorded(inst: &Call, args: &Args) -> Result<Rows> {
     let table = args.text(0, "table_name")?;
     let d = inst.with_session(|db, s| {
         s.invalidate();
-        s.in_database(db, None, |db, _, _| declare::declare_recorded(db, table))
+        s.in_database(db, None, |db, _, _| sources::declare_recorded(db, table))
     })?;
     Ok(vec![vec![Value::Text(d.table)]])
 }
@@ -197,7 +200,7 @@ fn revoke_recorded(inst: &Call, args: &Args) -> Result<Rows> {
     let table = args.text(0, "table_name")?;
     let (t, revoked) = inst.with_session(|db, s| {
         s.invalidate();
-        s.in_database(db, None, |db, _, _| declare::revoke(db, table, declare::Promise::Recorded))
+        s.in_database(db, None, |db, _, _| sources::revoke(db, table, sources::Promise::Recorded))
     })?;
     Ok(vec![vec![Value::Text(t), Value::Bool(revoked)]])
 }
@@ -206,7 +209,7 @@ fn set_source(inst: &Call, args: &Args) -> Result<Rows> {
     let (table, source) = (args.text(0, "table_name")?, args.text(1, "source")?);
     let (t, chosen) = inst.with_session(|db, s| {
         s.invalidate();
-        s.in_database(db, None, |db, _, _| declare::set_source(db, table, source))
+        s.in_database(db, None, |db, _, _| sources::set_source(db, table, source))
     })?;
     Ok(vec![vec![Value::Text(t), Value::Text(chosen)]])
 }
@@ -301,8 +304,8 @@ fn valid_setting(_: &Instance, args: &Args) -> Result<()> {
 fn valid_rely(_: &Instance, args: &Args) -> Result<()> {
     table_name(args.text(0, "child_table")?)?;
     table_name(args.text(2, "parent_table")?)?;
-    let child = rely::parse_columns(args.text(1, "child_columns")?)?;
-    let parent = rely::parse_columns(args.text(3, "parent_columns")?)?;
+    let child = rely_fk::parse_columns(args.text(1, "child_columns")?)?;
+    let parent = rely_fk::parse_columns(args.text(3, "parent_columns")?)?;
     if child.len() != parent.len() {
         return Err(Error::InvalidArgument(format!(
             "the child lists {} columns and the parent {}; a foreign key pairs them one to one",

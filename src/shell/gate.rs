@@ -482,6 +482,10 @@ pub mod tests {
             }
             Ok(vec![])
         }
+
+        fn use_database(&self, catalog: &str) -> Result<()> {
+            self.execute(&crate::render::use_database(catalog))
+        }
     }
 
     const LONG: Duration = Duration::from_secs(30);

@@ -18,7 +18,7 @@ use std::ffi::{CStr, CString};
 use libduckdb_sys as ffi;
 
 use crate::error::{Error, Result};
-use crate::settings;
+use crate::store::settings;
 
 /// The first DuckDB version whose function table has the option entries.
 const FIRST_HOST: (u32, u32, u32) = (1, 5, 5);

@@ -62,7 +62,7 @@ pub struct Args {
     pub positional: Vec<Option<String>>,
     pub named: BTreeMap<String, Value>,
     /// The settings the caller set with `SET` (read at bind).
-    pub caller: crate::settings::CallerSettings,
+    pub caller: crate::store::settings::CallerSettings,
 }
 
 impl Args {
@@ -103,11 +103,11 @@ pub type Rows = Vec<Vec<Value>>;
 pub struct Call<'a> {
     instance: &'a Instance,
     parked: RefCell<Option<Parked<Connection>>>,
-    caller: crate::settings::CallerSettings,
+    caller: crate::store::settings::CallerSettings,
 }
 
 impl<'a> Call<'a> {
-    pub fn new(instance: &'a Instance, caller: crate::settings::CallerSettings) -> Call<'a> {
+    pub fn new(instance: &'a Instance, caller: crate::store::settings::CallerSettings) -> Call<'a> {
         Call { instance, parked: RefCell::new(None), caller }
     }
 
@@ -278,7 +278,7 @@ unsafe extern "C" fn bind(info: ffi::duckdb_bind_info) {
             }
         }
         if reg.instance.has_options() {
-            args.caller = crate::settings::CallerSettings::parse(&crate::shell::options::caller_values(info))?;
+            args.caller = crate::store::settings::CallerSettings::parse(&crate::shell::options::caller_values(info))?;
         }
         for (i, param) in reg.spec.params.iter().enumerate() {
             if !reg.spec.nullable.contains(param) && !matches!(args.positional.get(i), Some(Some(_))) {

@@ -158,10 +158,26 @@ class CompileOnlyTest(unittest.TestCase):
         self.assertGreater(pruned, 0)
         # FKs known, but the dimensions changed in general: nothing pruned, N-term.
         self.run_batch(self.general_batch, {"fk_relations": FKS, "unknown_field": [1, 2]}, "n_term")
-        # Only facts change; the dimensions are declared unchanged (their terms skipped).
+        # Only facts change; the dimensions are declared unchanged (their terms skipped): both
+        # rules run the fact's term alone, and the tie keeps inclusion-exclusion.
         self.run_batch(
             lambda: self.insert_facts(6),
             {"delta_shape": {"product": "UNCHANGED", "store": "UNCHANGED"}},
+            "inclusion_exclusion",
+        )
+        # New stores, products changed in general: the FK to store prunes store's N-term term
+        # (store placed first, the fact read at its old state), 2 of 3 terms against
+        # inclusion-exclusion's 3 of 7, so the pruned N-term program runs.
+        def new_stores():
+            self.con.execute("INSERT INTO store VALUES (?, 'cn')", [self.next_sid])
+            self.next_sid += 1
+            self.con.execute("UPDATE product SET name = name || 'y' WHERE pid % 2 = ?", [self.rng.randint(0, 1)])
+            self.insert_facts(6)
+            self.con.execute("DELETE FROM fact WHERE id % 13 = ?", [self.rng.randint(0, 12)])
+
+        self.run_batch(
+            new_stores,
+            {"fk_relations": FKS[1:], "delta_shape": {"store": "INSERT_ONLY", "product": "GENERAL", "fact": "GENERAL"}},
             "n_term",
         )
         # Only inserts everywhere, said once by assume_insert_only: pruned inclusion-exclusion.

@@ -11,10 +11,10 @@ use crate::ast::{
     Presentation, Select, SelectItem, SubqueryJoin, TableName, TypeName, UnionBranch,
 };
 use crate::error::{Error, Result};
+use crate::front::aggregates::{aggregate_func, contains_aggregate, GROUPING, PRE_AGGREGATED};
 use crate::ir::{
     stored, AggFunc, Aggregate, ColumnDef, GroupingSets, Leaf, OrderKey, Shape, SourceView, TableId, ViewQuery,
 };
-use crate::parse::GROUPING;
 
 /// Joins above this many leaves are refused: the term count is 2^N - 1.
 pub const MAX_LEAVES: usize = 16;
@@ -200,7 +200,10 @@ pub fn bind(mut select: Select, catalog: &dyn Catalog) -> Result<ViewQuery> {
     if !select.distinct_on.is_empty() {
         let on = std::mem::take(&mut select.distinct_on);
         let items = expanded_items(&select, catalog)?;
-        return bind(crate::parse::distinct_on_as_groups(Select { items, ..select }, on)?, catalog);
+        return bind(
+            crate::front::rewrite::distinct_on::distinct_on_as_groups(Select { items, ..select }, on)?,
+            catalog,
+        );
     }
     if let Some(by_values) = select.by_values.take() {
         if !calls_other_aggregates(&select, catalog)? {
@@ -258,7 +261,7 @@ fn expanded_items(select: &Select, catalog: &dyn Catalog) -> Result<Vec<SelectIt
 
 /// Whether the select list, HAVING or ORDER BY calls an aggregate function other than the
 /// DISTINCT calls the parser read (`Expr::Aggregate`) and the plain ones it aggregates first
-/// (`parse::PRE_AGGREGATED`): a function DuckDB's catalog knows as an aggregate, or does not
+/// (`aggregates::PRE_AGGREGATED`): a function DuckDB's catalog knows as an aggregate, or does not
 /// know at all.
 fn calls_other_aggregates(select: &Select, catalog: &dyn Catalog) -> Result<bool> {
     let mut names = Vec::new();
@@ -271,7 +274,7 @@ fn calls_other_aggregates(select: &Select, catalog: &dyn Catalog) -> Result<bool
     for e in exprs {
         e.visit(&mut |e| {
             if let Expr::Function { name, is_operator: false, .. } = e {
-                if !crate::parse::PRE_AGGREGATED.contains(&name.to_ascii_lowercase().as_str()) {
+                if !PRE_AGGREGATED.contains(&name.to_ascii_lowercase().as_str()) {
                     names.push(name.clone());
                 }
             }
@@ -656,13 +659,13 @@ fn type_and_check(
     let types = catalog.expression_types(leaves, &nodes)?;
     let type_of = |e: &Expr| index.get(&format!("{e:?}")).and_then(|&i| types.get(i)?.as_deref());
     for r in &roots {
-        crate::session::check_time_zone(r, &type_of)?;
+        crate::front::session::check_time_zone(r, &type_of)?;
     }
     if let Shape::Grouped { aggregates, .. } = shape {
         for a in aggregates.iter_mut() {
             a.arg_type = a.arg.as_ref().and_then(&type_of).map(str::to_string);
             if let Some(call) = &a.call {
-                crate::session::check_recomputed_aggregate(&call.name, &call.inputs(), &type_of)?;
+                crate::front::session::check_recomputed_aggregate(&call.name, &call.inputs(), &type_of)?;
                 exact_variance(a, &type_of);
             }
         }
@@ -939,19 +942,6 @@ fn special_function(name: &str) -> &str {
     }
 }
 
-/// The aggregate a function name denotes, if it is one of the supported ones.
-pub fn aggregate_func(name: &str) -> Option<AggFunc> {
-    match name.to_ascii_lowercase().as_str() {
-        "sum" => Some(AggFunc::Sum),
-        "count_star" => Some(AggFunc::CountStar),
-        "count" => Some(AggFunc::Count),
-        "avg" | "mean" => Some(AggFunc::Avg),
-        "min" => Some(AggFunc::Min),
-        "max" => Some(AggFunc::Max),
-        _ => None,
-    }
-}
-
 /// Checks a call of `name`: Ok(true) for an aggregate (allowed only where aggregates are),
 /// Ok(false) for a scalar function or an operator; refuses what is not deterministic or depends
 /// on the session.
@@ -967,8 +957,8 @@ fn check_function(name: &str, is_operator: bool, allow_aggregates: bool, catalog
         // Not an aggregate, but like one it reads the groups: where aggregates are.
         return if allow_aggregates { Ok(false) } else { outside() };
     }
-    crate::session::check_function(name)?;
-    if crate::session::CLOCK_FUNCTIONS.iter().any(|f| f.eq_ignore_ascii_case(name)) {
+    crate::front::session::check_function(name)?;
+    if crate::front::session::CLOCK_FUNCTIONS.iter().any(|f| f.eq_ignore_ascii_case(name)) {
         return Err(Error::Refused(format!("the non-deterministic function {name}()")));
     }
     match catalog.function(name)? {
@@ -977,17 +967,6 @@ fn check_function(name: &str, is_operator: bool, allow_aggregates: bool, catalog
         Some(f) if f.aggregate && !allow_aggregates => outside(),
         Some(f) => Ok(f.aggregate),
     }
-}
-
-/// Whether `e` calls a supported aggregate (also read by the parser, for scalar subqueries).
-pub(crate) fn contains_aggregate(e: &Expr) -> bool {
-    let mut found = false;
-    e.visit(&mut |x| match x {
-        Expr::Function { name, is_operator: false, .. } => found |= aggregate_func(name).is_some(),
-        Expr::Aggregate(_) => found = true,
-        _ => {}
-    });
-    found
 }
 
 fn expand_star(scope: &Scope, relation: Option<&str>) -> Result<Vec<(Expr, Option<String>)>> {

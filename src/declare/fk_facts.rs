@@ -4,8 +4,8 @@
 
 use crate::db::{Cells, Sql};
 use crate::error::Result;
-use crate::facts::{FactSource, ForeignKey};
 use crate::ir::TableId;
+use crate::plan::fk_pruning::{FactSource, ForeignKey};
 
 use crate::sql::facts::CATALOG_FOREIGN_KEYS;
 
@@ -40,6 +40,6 @@ pub fn catalog_foreign_keys(db: &dyn Sql, tables: &[TableId]) -> Result<Vec<Fore
 /// metadata may hold RELY declarations, see `rely::valid_declarations`).
 pub fn foreign_keys(db: &dyn Sql, metadata: &[&str], tables: &[TableId]) -> Result<Vec<ForeignKey>> {
     let mut fks = catalog_foreign_keys(db, tables)?;
-    fks.extend(crate::rely::valid_declarations(db, metadata, tables)?);
+    fks.extend(crate::declare::rely_fk::valid_declarations(db, metadata, tables)?);
     Ok(fks)
 }

@@ -7,6 +7,7 @@
 use crate::db::{Cells, Sql};
 use crate::error::{Error, Result};
 
+use crate::sql::settings::ADD_DEFAULT;
 use crate::sql::settings::CREATE;
 use crate::sql::settings::GET;
 use crate::sql::settings::SET;
@@ -53,7 +54,7 @@ pub const ALL: &[Setting] = &[FK_PRUNING, REFRESH_MODE, KEPT_PLANS, DEFAULT_SOUR
 /// Creates the settings table and a row for every known setting.
 pub fn ensure(db: &dyn Sql) -> Result<()> {
     CREATE.run(db, [])?;
-    db.execute(&crate::render::settings_defaults(ALL))
+    ALL.iter().try_for_each(|s| ADD_DEFAULT.run(db, [s.name, s.default, s.description]))
 }
 
 /// Normalizes a boolean setting's text ('true'/'false', also on/off, 1/0, yes/no).

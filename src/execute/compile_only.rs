@@ -5,7 +5,7 @@
 //! delta (`delta_shape`: INSERT_ONLY, UNCHANGED or GENERAL; a table not named is GENERAL) and
 //! `assume_insert_only` (every delta is insert-only). The live catalog and RELY declarations are
 //! not consulted: the facts replace them. A fact FK still counts only when the view's join
-//! predicates equate all its columns (`facts::proven_relations`).
+//! predicates equate all its columns (`fk_pruning::proven_relations`).
 //!
 //! The plan follows the reference design: when FK pruning removes an inclusion-exclusion term,
 //! the pruned inclusion-exclusion plan (current-state scans, Möbius signs); otherwise the N-term
@@ -22,13 +22,14 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use serde_json::{json, Value as Json};
 
-use crate::catalog::{table_name, SqlCatalog};
 use crate::db::Sql;
 use crate::error::{Error, Result};
 use crate::execute::Cache;
-use crate::facts::{self, FactSource, ForeignKey, ProvenRelation};
+use crate::front::catalog::{table_name, SqlCatalog};
 use crate::ir::{TableId, ViewQuery};
-use crate::plan::{self, DeltaShape, Mask, Term, TermStatus};
+use crate::plan::fk_pruning::{self, FactSource, ForeignKey, ProvenRelation};
+use crate::plan::planner;
+use crate::plan::terms::{self as plan, DeltaShape, Mask, Term, TermStatus};
 use crate::render::{self, compile as rc, Dialect, Qualified, Source};
 
 /// What the caller says about one table's delta.
@@ -105,7 +106,7 @@ enum RawColumns {
 impl RawColumns {
     fn columns(self) -> Result<Vec<String>> {
         match self {
-            RawColumns::Text(t) => crate::rely::parse_columns(&t),
+            RawColumns::Text(t) => crate::declare::rely_fk::parse_columns(&t),
             RawColumns::List(l) if l.is_empty() || l.iter().any(|c| c.trim().is_empty()) => {
                 Err(Error::InvalidArgument(
                     "a column list of fk_relations must name at least one column, none empty".into(),
@@ -196,7 +197,7 @@ pub fn resolve_table(tables: &[TableId], name: &str) -> Result<Option<TableId>> 
             _ => true,
         })
         .collect();
-    let list = || tables.iter().map(qualified).collect::<Vec<_>>().join(", ");
+    let list = || tables.iter().map(TableId::dotted).collect::<Vec<_>>().join(", ");
     match matching.as_slice() {
         [one] => Ok(Some((*one).clone())),
         [] => Ok(None),
@@ -205,10 +206,6 @@ pub fn resolve_table(tables: &[TableId], name: &str) -> Result<Option<TableId>> 
             list()
         ))),
     }
-}
-
-fn qualified(t: &TableId) -> String {
-    format!("{}.{}.{}", t.catalog, t.schema, t.name)
 }
 
 /// The facts bound to one view: foreign keys between its tables (columns in the catalog's
@@ -236,7 +233,7 @@ pub fn resolve(q: &ViewQuery, f: &Facts, exists: &dyn Fn(&str) -> Result<bool>) 
         if !exists(name)? {
             return Err(Error::InvalidArgument(format!(
                 "the facts name the table '{name}', which does not exist (the view reads {})",
-                tables.iter().map(qualified).collect::<Vec<_>>().join(", ")
+                tables.iter().map(TableId::dotted).collect::<Vec<_>>().join(", ")
             )));
         }
         unused.push((fact.to_string(), format!("the view does not read the table '{name}'")));
@@ -250,7 +247,7 @@ pub fn resolve(q: &ViewQuery, f: &Facts, exists: &dyn Fn(&str) -> Result<bool>) 
                 leaf.columns.iter().find(|d| d.name.eq_ignore_ascii_case(c)).map(|d| d.name.clone()).ok_or_else(|| {
                     Error::InvalidArgument(format!(
                         "the facts name the column '{c}', which {} does not have",
-                        qualified(t)
+                        t.dotted()
                     ))
                 })
             })
@@ -290,57 +287,8 @@ pub fn resolve(q: &ViewQuery, f: &Facts, exists: &dyn Fn(&str) -> Result<bool>) 
     Ok(Resolved { fks, shapes, assume_insert_only: f.assume_insert_only, unused })
 }
 
-/// The delta rules a program can use.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Rule {
-    InclusionExclusion,
-    NTerm,
-}
-
-impl Rule {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Rule::InclusionExclusion => "inclusion_exclusion",
-            Rule::NTerm => "n_term",
-        }
-    }
-}
-
-pub use crate::telescope::LeafState;
-
-/// The leaf states of N-term term `i` of an `n`-leaf join: ΔV = Σ_i L1' ⋈ … ⋈ L(i-1)' ⋈ ΔLi ⋈
-/// L(i+1) ⋈ … ⋈ Ln (primes: new states). It telescopes: term i is V at (L1'..Li', L(i+1)..Ln)
-/// minus V at (L1'..L(i-1)', Li..Ln), so the sum is V' - V. Each joined row's weight is the
-/// multiplicity of its delta row. (`telescope::states` in the leaves' own order.)
-pub fn nterm_states(n: usize, i: usize) -> Vec<LeafState> {
-    crate::telescope::states(&(0..n).collect::<Vec<_>>(), i)
-}
-
-/// The N-term terms of an `n`-leaf join: term i runs unless leaf i's delta is empty.
-pub fn nterm_terms(n: usize, empty_bits: Mask) -> Vec<(usize, TermStatus)> {
-    (0..n).map(|i| (i, if empty_bits & (1 << i) != 0 { TermStatus::EmptySkipped } else { TermStatus::Run })).collect()
-}
-
-/// The reference design's choice: the FK-pruned inclusion-exclusion plan when pruning removes
-/// a term, else the N-term plan (fewer terms: at most n against 2^n - 1).
-pub fn choose_rule(ie: &[(Term, TermStatus)]) -> Rule {
-    if ie.iter().any(|(_, s)| *s == TermStatus::FkPruned) {
-        Rule::InclusionExclusion
-    } else {
-        Rule::NTerm
-    }
-}
-
-/// The rule of a view's program: a set operation (`ViewQuery::branches`) takes
-/// inclusion-exclusion, each branch its own terms, since the N-term rule orders the leaves of one
-/// join; a single join takes the reference design's choice (`choose_rule`).
-pub fn rule_for(set_operation: bool, ie: &[(Term, TermStatus)]) -> Rule {
-    if set_operation {
-        Rule::InclusionExclusion
-    } else {
-        choose_rule(ie)
-    }
-}
+pub use crate::plan::nterm::LeafState;
+pub use crate::plan::planner::Rule;
 
 /// The branch (index into `spans`) that leaf `i` belongs to.
 pub fn leaf_branch(spans: &[(usize, usize)], i: usize) -> usize {
@@ -376,6 +324,8 @@ pub struct Decision {
     pub unused: Vec<(String, String)>,
     /// The inclusion-exclusion plan (always computed, for the report).
     pub ie: Vec<(Term, TermStatus)>,
+    /// The N-term rule's leaf order and its terms in that order (`plan::planner`).
+    pub order: Vec<usize>,
     pub nterm: Vec<(usize, TermStatus)>,
     /// The group keys the MERGE matches on when they determine the others and no leaf they
     /// determine may delete (`merge_keys`); None: every key.
@@ -403,44 +353,28 @@ pub fn decide(q: &ViewQuery, r: &Resolved) -> Decision {
     let shapes: Vec<DeltaShape> = leaf_shape.iter().map(|s| s.delta_shape(r.assume_insert_only)).collect();
     let insert_only: Vec<bool> = shapes.iter().map(|s| s.insert_only()).collect();
     let empty_bits = plan::empty_delta_bits(&shapes);
-    let proven = facts::proven_relations(q, &r.fks);
+    let proven = fk_pruning::proven_relations(q, &r.fks);
     let rejected =
         r.fks.iter().filter(|fk| !proven.iter().any(|p| &p.fk == *fk)).map(|fk| (fk.clone(), rejection(fk))).collect();
-    let fk_bits = facts::fk_skip_bits(&proven, &shapes);
-    let n = q.leaves.len();
+    let fk_bits = fk_pruning::fk_skip_bits(&proven, &shapes);
     let spans = q.spans();
-    let set_operation = !q.branches.is_empty();
-    let ie = plan::plan_spans(&spans, empty_bits, fk_bits);
-    // A set operation has no N-term plan: its leaves are several joins.
-    let nterm = if set_operation { vec![] } else { nterm_terms(n, empty_bits) };
-    let rule = rule_for(set_operation, &ie);
-    let counts = plan::count_terms(&ie);
-    let n_run = nterm.iter().filter(|(_, s)| *s == TermStatus::Run).count();
-    let reason = match rule {
-        Rule::InclusionExclusion if set_operation => format!(
-            "a set operation: inclusion-exclusion per branch (the N-term rule orders one join); {} branches, {} of \
-             {} terms run, {} pruned by foreign keys, {} skipped for empty deltas",
-            spans.len(),
-            counts.run,
-            counts.total,
-            counts.fk_pruned,
-            counts.empty_skipped
-        ),
-        Rule::InclusionExclusion => format!(
-            "foreign keys prune {} of the {} inclusion-exclusion terms: the pruned plan runs {} term(s)",
-            counts.fk_pruned, counts.total, counts.run
-        ),
-        Rule::NTerm => format!(
-            "no inclusion-exclusion term is pruned by a foreign key: the N-term plan runs {n_run} of {n} term(s) \
-             instead of {} of {}",
-            counts.run, counts.total
-        ),
-    };
-    let merge_keys =
-        crate::merge_keys::merge_keys(q, &r.fks).filter(|m| m.usable(|leaf| !insert_only[leaf])).map(|m| m.matched);
+    // The caller's engine reads its tables' states before the batch (`old_state`), so the
+    // N-term rule is open to it, as to a refresh of an all-DuckLake view.
+    let program = planner::plan(&planner::Facts {
+        spans: &spans,
+        shapes: &shapes,
+        relations: &proven,
+        fk_skip: fk_bits,
+        old_states: true,
+    });
+    let aliases: Vec<String> = q.leaves.iter().map(|l| l.alias.clone()).collect();
+    let reason = program.reason(&aliases, true).unwrap_or_default();
+    let merge_keys = crate::plan::merge_keys::merge_keys(q, &r.fks)
+        .filter(|m| m.usable(|leaf| !insert_only[leaf]))
+        .map(|m| m.matched);
     Decision {
         merge_keys,
-        rule,
+        rule: program.rule,
         reason,
         leaf_table,
         leaf_shape,
@@ -450,8 +384,9 @@ pub fn decide(q: &ViewQuery, r: &Resolved) -> Decision {
         proven,
         rejected,
         unused: r.unused.clone(),
-        ie,
-        nterm,
+        ie: program.inclusion_exclusion,
+        order: program.order,
+        nterm: program.nterm,
     }
 }
 
@@ -484,7 +419,7 @@ pub fn term_selects(d: Dialect, q: &ViewQuery, dec: &Decision, deltas: &[String]
             .iter()
             .filter(|(_, s)| *s == TermStatus::Run)
             .map(|&(i, _)| {
-                let sources: Vec<Source> = nterm_states(q.leaves.len(), i)
+                let sources: Vec<Source> = crate::plan::nterm::states(&dec.order, i)
                     .into_iter()
                     .enumerate()
                     .map(|(j, state)| match state {
@@ -520,9 +455,9 @@ pub fn program(d: Dialect, q: &ViewQuery, data: &Qualified, dec: &Decision) -> V
 
 fn fk_json(fk: &ForeignKey) -> Json {
     json!({
-        "child_table": qualified(&fk.child),
+        "child_table": fk.child.dotted(),
         "child_columns": fk.child_columns,
-        "parent_table": qualified(&fk.parent),
+        "parent_table": fk.parent.dotted(),
         "parent_columns": fk.parent_columns,
     })
 }
@@ -578,7 +513,7 @@ pub fn facts_document(d: Dialect, q: &ViewQuery, data: &Qualified, dec: &Decisio
             let j = json!({
                 "leaf": i,
                 "alias": l.alias,
-                "table": qualified(&l.table),
+                "table": l.table.dotted(),
                 "delta_shape": dec.leaf_shape[i].as_str(),
                 "insert_only": dec.insert_only[i],
                 "delta_relation": deltas[dec.leaf_table[i]],
@@ -620,7 +555,7 @@ pub fn facts_document(d: Dialect, q: &ViewQuery, data: &Qualified, dec: &Decisio
         }
         Rule::NTerm => {
             let one = |i: usize, s: &TermStatus| {
-                let states: Vec<&str> = nterm_states(q.leaves.len(), i)
+                let states: Vec<&str> = crate::plan::nterm::states(&dec.order, i)
                     .iter()
                     .map(|s| match s {
                         LeafState::New => "new",
@@ -713,8 +648,8 @@ pub fn compile(
 mod tests {
     use super::*;
     use crate::ast::{Compared, Constant, Expr, FromItem, SelectItem, UnionBranch};
-    use crate::bind::bind;
-    use crate::bind::tests::{col, eq, join, star_select, table, TestCatalog};
+    use crate::front::bind::bind;
+    use crate::front::bind::tests::{col, eq, join, star_select, table, TestCatalog};
 
     fn star() -> ViewQuery {
         bind(star_select(), &TestCatalog::star()).unwrap()
@@ -779,11 +714,6 @@ mod tests {
 
     #[test]
     fn a_set_operation_always_takes_inclusion_exclusion() {
-        let pruned = [(Term { mask: 1, sign: 1 }, TermStatus::FkPruned)];
-        let run = [(Term { mask: 1, sign: 1 }, TermStatus::Run)];
-        assert_eq!(rule_for(true, &run), Rule::InclusionExclusion);
-        assert_eq!(rule_for(false, &run), Rule::NTerm);
-        assert_eq!(rule_for(false, &pruned), Rule::InclusionExclusion);
         // branches of 2 and 1 leaves: leaves 0, 1 in branch 0, leaf 2 in branch 1
         let spans = [(0, 2), (2, 1)];
         assert_eq!((0..3).map(|i| leaf_branch(&spans, i)).collect::<Vec<_>>(), vec![0, 0, 1]);
@@ -1007,14 +937,26 @@ mod tests {
         let dec = decide(&star(), &facts(r#"{"delta_shape": {"store": "UNCHANGED"}}"#));
         assert_eq!(dec.empty_bits, 0b100);
         assert_eq!(dec.nterm, vec![(0, TermStatus::Run), (1, TermStatus::Run), (2, TermStatus::EmptySkipped)]);
-        // assume_insert_only makes every leaf insert-only, so a proven FK prunes.
+        // assume_insert_only makes every leaf insert-only, so a proven FK prunes: the store's 4
+        // inclusion-exclusion terms (3 of 7 run), and its N-term term with the store placed
+        // first (2 of 3 run), so the N-term plan is still the smaller one.
         let dec = decide(
             &star(),
             &facts(
                 r#"{"assume_insert_only": true, "fk_relations": [{"child_table": "fact", "child_columns": "sid", "parent_table": "store", "parent_columns": "sid"}]}"#,
             ),
         );
-        assert_eq!((dec.rule, dec.fk_bits), (Rule::InclusionExclusion, 0b100));
+        assert_eq!((dec.rule, dec.fk_bits, dec.order.clone()), (Rule::NTerm, 0b100, vec![1, 2, 0]));
+        assert_eq!(dec.nterm, vec![(1, TermStatus::Run), (2, TermStatus::FkPruned), (0, TermStatus::Run)]);
+        // Both dimensions referenced and insert-only: inclusion-exclusion runs the fact's term
+        // alone, as the N-term plan does; the tie keeps inclusion-exclusion.
+        let dec = decide(
+            &star(),
+            &facts(
+                r#"{"assume_insert_only": true, "fk_relations": [{"child_table": "fact", "child_columns": "sid", "parent_table": "store", "parent_columns": "sid"}, {"child_table": "fact", "child_columns": "pid", "parent_table": "product", "parent_columns": "pid"}]}"#,
+            ),
+        );
+        assert_eq!((dec.rule, plan::count_terms(&dec.ie).run), (Rule::InclusionExclusion, 1));
     }
 
     #[test]
@@ -1036,9 +978,10 @@ mod tests {
 
     #[test]
     fn n_term_states_telescope() {
-        assert_eq!(nterm_states(3, 0), vec![LeafState::Delta, LeafState::Old, LeafState::Old]);
-        assert_eq!(nterm_states(3, 1), vec![LeafState::New, LeafState::Delta, LeafState::Old]);
-        assert_eq!(nterm_states(3, 2), vec![LeafState::New, LeafState::New, LeafState::Delta]);
+        let states = |i| crate::plan::nterm::states(&[0, 1, 2], i);
+        assert_eq!(states(0), vec![LeafState::Delta, LeafState::Old, LeafState::Old]);
+        assert_eq!(states(1), vec![LeafState::New, LeafState::Delta, LeafState::Old]);
+        assert_eq!(states(2), vec![LeafState::New, LeafState::New, LeafState::Delta]);
         // Hand-worked: R = {1}, S = {1}; insert 2 into both. Term 0: ΔR{2} ⋈ S_old{1} = ∅;
         // term 1: R_new{1,2} ⋈ ΔS{2} = (2,2) · +1. Sum: +1 row (2,2), the true delta, with no
         // Möbius correction (IE needs three terms for the same).
@@ -1067,7 +1010,8 @@ mod tests {
         );
         assert!(program(Dialect::DuckDb, &q, &data, &none).is_empty());
         let doc = facts_document(Dialect::Spark, &q, &data, &none);
-        assert_eq!(doc["rule"], "n_term");
-        assert_eq!(doc["terms_pruned"].as_array().unwrap().len(), 3);
+        // No term runs in either rule: the tie keeps inclusion-exclusion, all 7 terms skipped.
+        assert_eq!(doc["rule"], "inclusion_exclusion");
+        assert_eq!(doc["terms_pruned"].as_array().unwrap().len(), 7);
     }
 }

@@ -6,9 +6,9 @@ use std::cell::OnceCell;
 use crate::ast::Expr;
 use crate::ast::TableName;
 use crate::ast::{FromItem, Select};
-use crate::bind::{Catalog, FunctionInfo, RelationKind, ResolvedTable, StageQuery, ViewDefinition};
 use crate::db::{Cells, Sql};
 use crate::error::{Error, Result};
+use crate::front::bind::{Catalog, FunctionInfo, RelationKind, ResolvedTable, StageQuery, ViewDefinition};
 use crate::ir::{ColumnDef, Leaf, TableId};
 
 use crate::sql::catalog::COLUMNS;
@@ -44,6 +44,12 @@ fn collations(plan: &serde_json::Value) -> Vec<(String, String)> {
         Value::Object(o) => o.values().map(collations).find(|c| !c.is_empty()).unwrap_or_default(),
         _ => vec![],
     }
+}
+
+/// Whether an attached database is a DuckLake catalog.
+pub fn is_ducklake(db: &dyn Sql, catalog: &str) -> Result<bool> {
+    let rows = crate::sql::catalog::DATABASE_TYPE.rows(db, [catalog])?;
+    Ok(rows.first().and_then(|r| r.first().cloned().flatten()).is_some_and(|t| t.eq_ignore_ascii_case("ducklake")))
 }
 
 /// Whether the metadata table `name` exists in the attached database `catalog`.
@@ -192,7 +198,7 @@ fn identifier(s: &str) -> Option<(String, &str)> {
 fn reads_stored_result(from: &FromItem) -> bool {
     match from {
         FromItem::Table { name, .. } => {
-            name.schema.as_deref().is_some_and(|s| s.eq_ignore_ascii_case(crate::capture::feeds::SCHEMA))
+            name.schema.as_deref().is_some_and(|s| s.eq_ignore_ascii_case(crate::store::metadata::SCHEMA))
         }
         FromItem::Subquery { select, .. } => reads_stored_result(&select.from),
         FromItem::Union { branches, .. } => branches.iter().any(|b| reads_stored_result(&b.select.from)),
@@ -363,7 +369,7 @@ impl Catalog for SqlCatalog<'_> {
             None
         };
         let found = match known {
-            Some(name) => Some(TableId { catalog, schema: crate::capture::feeds::SCHEMA.into(), name }),
+            Some(name) => Some(TableId { catalog, schema: crate::store::metadata::SCHEMA.into(), name }),
             None => match self.stage_maker {
                 Some(make) => make(&sql)?,
                 None => None,
@@ -398,7 +404,7 @@ impl Catalog for SqlCatalog<'_> {
         let json = crate::sql::catalog::PARSE_TREE
             .scalar(self.db, [text])?
             .ok_or_else(|| unreadable("DuckDB returned no parse tree"))?;
-        let mut select: Select = match crate::parse::parse_select(&json) {
+        let mut select: Select = match crate::front::parse::parse_select(&json) {
             Ok(s) => s,
             Err(Error::Parse(why)) => return Err(unreadable(&why)),
             Err(e) => return Err(e),

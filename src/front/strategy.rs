@@ -239,8 +239,8 @@ pub fn check_full(scan: &Scan, function: &mut dyn FnMut(&str) -> Result<Option<F
         return Err(Error::Refused(r.clone()));
     }
     for name in &scan.functions {
-        crate::session::check_function(name)?;
-        if crate::session::CLOCK_FUNCTIONS.iter().any(|f| f.eq_ignore_ascii_case(name)) {
+        crate::front::session::check_function(name)?;
+        if crate::front::session::CLOCK_FUNCTIONS.iter().any(|f| f.eq_ignore_ascii_case(name)) {
             return Err(Error::Refused(format!("the non-deterministic function {name}()")));
         }
         if let Some(f) = function(name)? {

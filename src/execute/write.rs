@@ -31,16 +31,16 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 
 use crate::ast::{CompareOp, Expr, FromItem, Select, SelectItem, TableName};
-use crate::bind::{bind, Catalog, FunctionInfo, RelationKind, ResolvedTable};
 use crate::capture::feeds::{self, Feed};
 use crate::capture::{recorded, SourceKind};
-use crate::catalog::{main_table_exists, table_name, SqlCatalog};
+use crate::db::in_transaction;
 use crate::db::Sql;
 use crate::error::{Error, Result, SqlErrorKind};
-use crate::execute::{in_transaction, Cache};
+use crate::execute::Cache;
+use crate::front::bind::{bind, Catalog, FunctionInfo, RelationKind, ResolvedTable};
+use crate::front::catalog::{main_table_exists, table_name, SqlCatalog};
+use crate::front::parse::{check_one_select, parse_select};
 use crate::ir::{ColumnDef, Leaf, Shape, TableId};
-use crate::parse::{check_one_select, parse_select};
-use crate::rely::qualified;
 use crate::render::capture::{self as capture_sql, Position};
 use crate::render::write::{self as sql, Assignment, Target};
 use crate::render::{self, Qualified};
@@ -168,7 +168,7 @@ fn not_one(what: &str, t: &TableId, text: &str) -> Error {
             "predicate" => "one boolean expression",
             _ => "a comma-separated list of column = expression",
         },
-        qualified(t)
+        t.dotted()
     ))
 }
 
@@ -245,7 +245,7 @@ pub fn bind_assignments(
     let mut targets: Vec<ColumnDef> = Vec::new();
     for (name, _) in &items {
         let c = columns.iter().find(|c| c.name.eq_ignore_ascii_case(name)).ok_or_else(|| {
-            Error::Bind(format!("table '{}' has no column '{name}' (in the assignments)", qualified(t)))
+            Error::Bind(format!("table '{}' has no column '{name}' (in the assignments)", t.dotted()))
         })?;
         if targets.contains(c) {
             return Err(Error::InvalidArgument(format!("the column '{}' is assigned twice", c.name)));
@@ -297,7 +297,7 @@ fn check_width(given: usize, t: &TableId, columns: &[ColumnDef]) -> Result<()> {
     if given != columns.len() {
         return Err(Error::InvalidArgument(format!(
             "the query gives {given} columns and the table '{}' has {}; give a value for every column, in the table's order",
-            qualified(t),
+            t.dotted(),
             columns.len()
         )));
     }
@@ -323,8 +323,8 @@ fn recording_feed(db: &dyn Sql, cat: &WriteCatalog, t: &TableId, op: Op) -> Resu
                  renumber its rows and the watermark would no longer be exact. Declare it with an ever-increasing key \
                  (openivm_declare_append_only('{}', key := '<column>')) or as recorded (openivm_declare_recorded) to \
                  delete or update through openivm",
-                qualified(t),
-                qualified(t)
+                t.dotted(),
+                t.dotted()
             )))
         }
         _ => {}
@@ -333,7 +333,7 @@ fn recording_feed(db: &dyn Sql, cat: &WriteCatalog, t: &TableId, op: Op) -> Resu
         return Err(Error::InvalidArgument(format!(
             "table '{}' is in the database '{}', but its change state is kept in '{main}' and DuckDB writes one database \
              per transaction, so a write through openivm cannot record its delta there in the same transaction",
-            qualified(t),
+            t.dotted(),
             t.catalog
         )));
     }
@@ -396,7 +396,7 @@ pub fn insert(db: &dyn Sql, cache: &mut Cache, table_arg: &str, query: &str) -> 
             feed.save(db)?;
         }
         db.execute(&render::drop_table(&rows))?;
-        Ok(Written { table: qualified(&t), rows: n })
+        Ok(Written { table: t.dotted(), rows: n })
     })
 }
 
@@ -408,7 +408,7 @@ pub fn delete(db: &dyn Sql, cache: &mut Cache, table_arg: &str, predicate: Optio
         let (t, _) = cat.target_table(table_arg)?;
         let target = bind_predicate(db, &cat, &t, predicate)?;
         let Some(mut feed) = recording_feed(db, &cat, &t, Op::Delete)? else {
-            return Ok(Written { table: qualified(&t), rows: run_dml(db, &sql::delete(&target))? });
+            return Ok(Written { table: t.dotted(), rows: run_dml(db, &sql::delete(&target))? });
         };
         // The rows as they are go into the open batch, then the same predicate deletes them;
         // rows past an append-only watermark, which the next capture finds deleted, are counted.
@@ -420,7 +420,7 @@ pub fn delete(db: &dyn Sql, cache: &mut Cache, table_arg: &str, predicate: Optio
         check_same(n, recorded + unrecorded, "delete")?;
         feed.row_count -= n - unrecorded;
         feed.save(db)?;
-        Ok(Written { table: qualified(&t), rows: n })
+        Ok(Written { table: t.dotted(), rows: n })
     })
 }
 
@@ -439,14 +439,14 @@ pub fn update(
         let set = bind_assignments(db, &cat, &t, &columns, assignments)?;
         let target = bind_predicate(db, &cat, &t, predicate)?;
         let Some(mut feed) = recording_feed(db, &cat, &t, Op::Update)? else {
-            return Ok(Written { table: qualified(&t), rows: run_dml(db, &sql::update(&target, &set))? });
+            return Ok(Written { table: t.dotted(), rows: run_dml(db, &sql::update(&target, &set))? });
         };
         if let SourceKind::AppendOnly(Position::Key(k)) = &feed.kind {
             if set.iter().any(|a| a.column.name == k.name) {
                 return Err(Error::InvalidArgument(format!(
                     "'{}' is the ever-increasing key of the append-only table '{}'; it cannot be assigned",
                     k.name,
-                    qualified(&t)
+                    t.dotted()
                 )));
             }
         }
@@ -465,7 +465,7 @@ pub fn update(
             run_dml(db, &sql::update(&target, &set))?
         };
         feed.save(db)?;
-        Ok(Written { table: qualified(&t), rows: n })
+        Ok(Written { table: t.dotted(), rows: n })
     })
 }
 

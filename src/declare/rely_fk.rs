@@ -21,16 +21,17 @@
 //! them.
 
 use crate::ast::TableName;
-use crate::bind::RelationKind;
-use crate::catalog::table_name;
-use crate::catalog::SqlCatalog;
+use crate::db::in_transaction;
 use crate::db::{to_json, Cells, Sql};
 use crate::error::{Error, Result};
-use crate::execute::{ensure_metadata, in_transaction};
-use crate::facts::{FactSource, ForeignKey};
-use crate::home;
+use crate::front::bind::RelationKind;
+use crate::front::catalog::table_name;
+use crate::front::catalog::SqlCatalog;
 use crate::ir::{ColumnDef, TableId};
+use crate::plan::fk_pruning::{FactSource, ForeignKey};
 use crate::render;
+use crate::store::home;
+use crate::store::metadata;
 
 use crate::sql::facts::COLUMN_COMMENTS;
 use crate::sql::facts::GENERATIONS_EXISTS;
@@ -154,11 +155,11 @@ const LAKE: &str = "ducklake:";
 /// The token of a DuckLake table's current incarnation: `ducklake:<table id>:<columns>` (None:
 /// the table is not in a DuckLake catalog).
 fn lake_token(db: &dyn Sql, t: &TableId, columns: &[ColumnDef]) -> Result<Option<String>> {
-    if !crate::capture::declare::is_ducklake(db, &t.catalog)? {
+    if !crate::front::catalog::is_ducklake(db, &t.catalog)? {
         return Ok(None);
     }
     let id = crate::capture::ducklake::table_id(db, t)?
-        .ok_or_else(|| Error::Bind(format!("DuckLake table '{}' is not in its lake's metadata", qualified(t))))?;
+        .ok_or_else(|| Error::Bind(format!("DuckLake table '{}' is not in its lake's metadata", t.dotted())))?;
     Ok(Some(lake_token_of(id, columns)?))
 }
 
@@ -243,10 +244,6 @@ pub(crate) fn ensure_token(db: &dyn Sql, t: &TableId, columns: &[ColumnDef], key
     Ok(token)
 }
 
-pub(crate) fn qualified(t: &TableId) -> String {
-    format!("{}.{}.{}", t.catalog, t.schema, t.name)
-}
-
 /// `openivm_declare_rely_fk`: validates, then stores a trusted foreign key.
 ///
 /// When both tables live in the database that holds the extension's metadata, tokens and
@@ -268,7 +265,7 @@ pub fn declare(db: &dyn Sql, child: &str, child_cols: &str, parent: &str, parent
     let (main, _) = SqlCatalog::new(db).defaults()?;
     let endpoints = [(&child_id, &child_all, &cc), (&parent_id, &parent_all, &pc)];
     let publish = |tokens: &[String]| -> Result<()> {
-        ensure_metadata(db)?;
+        metadata::ensure(db)?;
         let (ccj, pcj) = (to_json(&cc)?, to_json(&pc)?);
         DELETE.run(db, declaration_key(&main, &child_id, &ccj, &parent_id, &pcj).params())?;
         let [child_token, parent_token] = tokens else {
@@ -304,9 +301,9 @@ pub fn declare(db: &dyn Sql, child: &str, child_cols: &str, parent: &str, parent
         in_transaction(db, || publish(&tokens))?;
     }
     Ok(Declared {
-        child: qualified(&child_id),
+        child: child_id.dotted(),
         child_columns: cc.join(","),
-        parent: qualified(&parent_id),
+        parent: parent_id.dotted(),
         parent_columns: pc.join(","),
     })
 }
@@ -351,7 +348,7 @@ pub fn revoke(
     let (parent_id, parent_all) = resolve_table(db, parent, BETWEEN_TABLES)?;
     let cc = match_columns(&child_id, &child_all, &parse_columns(child_cols)?)?;
     let pc = match_columns(&parent_id, &parent_all, &parse_columns(parent_cols)?)?;
-    let gone = if crate::catalog::main_table_exists(db, "openivm_constraints_cache")? {
+    let gone = if crate::front::catalog::main_table_exists(db, "openivm_constraints_cache")? {
         let (main, _) = SqlCatalog::new(db).defaults()?;
         // Declarations are found by their endpoints as they are now: a DuckLake endpoint by its
         // table id, so a declaration made before a rename is revoked by the new name.
@@ -373,9 +370,9 @@ pub fn revoke(
         false
     };
     let declared = Declared {
-        child: qualified(&child_id),
+        child: child_id.dotted(),
         child_columns: cc.join(","),
-        parent: qualified(&parent_id),
+        parent: parent_id.dotted(),
         parent_columns: pc.join(","),
     };
     Ok((declared, gone))
@@ -384,7 +381,7 @@ pub fn revoke(
 /// The declaration rows kept in the metadata of the database `catalog` (none before its first
 /// declaration).
 fn declarations_in(db: &dyn Sql, catalog: &str) -> Result<Vec<crate::db::Row>> {
-    if !crate::catalog::metadata_table_exists(db, catalog, "openivm_constraints_cache")? {
+    if !crate::front::catalog::metadata_table_exists(db, catalog, "openivm_constraints_cache")? {
         return Ok(vec![]);
     }
     db.query_with(&render::rely_declarations(catalog), &[])
@@ -438,7 +435,7 @@ pub fn valid_declarations(db: &dyn Sql, metadata: &[&str], tables: &[TableId]) -
 fn lake_table_ids(db: &dyn Sql, tables: &[TableId]) -> Result<Vec<(i64, TableId)>> {
     let mut ids = Vec::new();
     for t in tables {
-        if crate::capture::declare::is_ducklake(db, &t.catalog)? {
+        if crate::front::catalog::is_ducklake(db, &t.catalog)? {
             if let Some(id) = crate::capture::ducklake::table_id(db, t)? {
                 ids.push((id, t.clone()));
             }

@@ -11,14 +11,15 @@
 //! replacing or changing the columns of the table ends it; a rolled-back drop and a reopen keep
 //! it (see `rely` for the token mechanism).
 
-use super::SourceKind;
+use crate::capture::SourceKind;
+use crate::db::in_transaction;
 use crate::db::{Cells, Sql};
+use crate::declare::rely_fk;
 use crate::error::{Error, Result};
-use crate::execute::{ensure_metadata, in_transaction};
-use crate::home;
 use crate::ir::{ColumnDef, TableId};
-use crate::rely;
 use crate::render::capture::Position;
+use crate::store::home;
+use crate::store::metadata;
 
 use crate::sql::catalog::{FOREIGN_KEYS_OF, TRIGGER_CANDIDATES};
 use crate::sql::facts::APPEND_ONLY_DELETE as DELETE;
@@ -96,21 +97,21 @@ pub fn set_source(db: &dyn Sql, table_arg: &str, source: &str) -> Result<(String
         }
     };
     let Some(promise) = promise else {
-        let (table, _) = rely::resolve_table(db, table_arg, Promise::Diff.only_tables())?;
+        let (table, _) = rely_fk::resolve_table(db, table_arg, Promise::Diff.only_tables())?;
         for p in [Promise::Diff, Promise::Trigger] {
             revoke(db, table_arg, p)?;
         }
-        return Ok((rely::qualified(&table), choice));
+        return Ok((table.dotted(), choice));
     };
     if promise == Promise::Trigger {
-        let (table, _) = rely::resolve_table(db, table_arg, promise.only_tables())?;
-        let (main, _) = crate::catalog::SqlCatalog::new(db).defaults()?;
-        if !table.catalog.eq_ignore_ascii_case(&main) || !super::trigger::supported(db, &table.catalog)? {
+        let (table, _) = rely_fk::resolve_table(db, table_arg, promise.only_tables())?;
+        let (main, _) = crate::front::catalog::SqlCatalog::new(db).defaults()?;
+        if !table.catalog.eq_ignore_ascii_case(&main) || !crate::capture::trigger::supported(db, &table.catalog)? {
             return Err(Error::InvalidArgument(format!(
                 "table '{}' cannot be captured by triggers: they need DuckDB 2.0 or later, a writable native database \
                  of storage version v2.0.0 or later (ATTACH ... (STORAGE_VERSION 'v2.0.0') upgrades one), and the \
                  table in the database that holds the views ('{main}')",
-                rely::qualified(&table)
+                table.dotted()
             )));
         }
         if has_foreign_keys(db, &table)? {
@@ -118,7 +119,7 @@ pub fn set_source(db: &dyn Sql, table_arg: &str, source: &str) -> Result<(String
                 "table '{}' has a FOREIGN KEY, and DuckDB 2.0.1 fails an UPDATE of a large table with a foreign key and \
                  a statement trigger (an internal error), or hands the trigger fewer rows than the UPDATE changed, so \
                  triggers could lose writes: it keeps the diff source (declare it append-only if it only grows)",
-                rely::qualified(&table)
+                table.dotted()
             )));
         }
     }
@@ -138,9 +139,9 @@ pub fn declare_recorded(db: &dyn Sql, table_arg: &str) -> Result<Declared> {
 
 /// Stores a source declaration, replacing any earlier one of the table.
 fn declare_source(db: &dyn Sql, table_arg: &str, promise: Promise, key: Option<&str>) -> Result<Declared> {
-    let (table, columns) = rely::resolve_table(db, table_arg, promise.only_tables())?;
+    let (table, columns) = rely_fk::resolve_table(db, table_arg, promise.only_tables())?;
     let key = match key {
-        Some(k) => Some(rely::match_columns(&table, &columns, &[k.to_string()])?.remove(0)),
+        Some(k) => Some(rely_fk::match_columns(&table, &columns, &[k.to_string()])?.remove(0)),
         None => None,
     };
     if let Some(k) = &key {
@@ -151,42 +152,43 @@ fn declare_source(db: &dyn Sql, table_arg: &str, promise: Promise, key: Option<&
             )));
         }
     }
-    let (main, _) = crate::catalog::SqlCatalog::new(db).defaults()?;
+    let (main, _) = crate::front::catalog::SqlCatalog::new(db).defaults()?;
     let token_col = token_column(&columns, key.as_deref())?;
     let keys_json = serde_json::to_string(&key.iter().collect::<Vec<_>>()).unwrap_or_else(|_| "[]".into());
     let [here, named] = home::spellings(&main, &table.catalog);
     let publish = |token: &str| -> Result<()> {
-        ensure_metadata(db)?;
+        metadata::ensure(db)?;
         DELETE.rows(db, ["", &here, &named, &table.schema, &table.name])?;
         INSERT.run(db, [promise.kind(), &here, &table.schema, &table.name, &keys_json, token])
     };
     if table.catalog == main {
         in_transaction(db, || {
-            let token = rely::ensure_token(db, &table, &columns, std::slice::from_ref(&token_col))?;
+            let token = rely_fk::ensure_token(db, &table, &columns, std::slice::from_ref(&token_col))?;
             publish(&token)
         })?;
     } else {
-        let token = in_transaction(db, || rely::ensure_token(db, &table, &columns, std::slice::from_ref(&token_col)))?;
+        let token =
+            in_transaction(db, || rely_fk::ensure_token(db, &table, &columns, std::slice::from_ref(&token_col)))?;
         in_transaction(db, || publish(&token))?;
     }
     let key = match promise {
         Promise::AppendOnly => key.unwrap_or_else(|| "rowid".into()),
         _ => String::new(),
     };
-    Ok(Declared { table: rely::qualified(&table), key })
+    Ok(Declared { table: table.dotted(), key })
 }
 
 /// `openivm_revoke_append_only(table)` / `openivm_revoke_recorded(table)`: whether a
 /// declaration of that kind was removed.
 pub fn revoke(db: &dyn Sql, table_arg: &str, promise: Promise) -> Result<(String, bool)> {
-    let (table, _) = rely::resolve_table(db, table_arg, promise.only_tables())?;
-    if !crate::catalog::main_table_exists(db, "openivm_constraints_cache")? {
-        return Ok((rely::qualified(&table), false));
+    let (table, _) = rely_fk::resolve_table(db, table_arg, promise.only_tables())?;
+    if !crate::front::catalog::main_table_exists(db, "openivm_constraints_cache")? {
+        return Ok((table.dotted(), false));
     }
-    let (main, _) = crate::catalog::SqlCatalog::new(db).defaults()?;
+    let (main, _) = crate::front::catalog::SqlCatalog::new(db).defaults()?;
     let [here, named] = home::spellings(&main, &table.catalog);
     let gone = in_transaction(db, || DELETE.rows(db, [promise.kind(), &here, &named, &table.schema, &table.name]))?;
-    Ok((rely::qualified(&table), !gone.is_empty()))
+    Ok((table.dotted(), !gone.is_empty()))
 }
 
 /// The source of each of `tables`: DuckLake's change feed for a table of a DuckLake catalog (not
@@ -207,7 +209,7 @@ pub fn sources(
     let by_trigger = default == "trigger"
         && declared.iter().any(Option::is_none)
         && tables.iter().any(|t| t.catalog.eq_ignore_ascii_case(main))
-        && super::trigger::supported(db, main)?;
+        && crate::capture::trigger::supported(db, main)?;
     // Only base tables carry triggers. DuckDB 2.0.1 runs an UPDATE of a table with an UPDATE
     // trigger as a delete and an insert, which a FOREIGN KEY referencing the table refuses: such
     // tables keep the diff unless a user chooses triggers for them (`openivm_set_source`).
@@ -239,7 +241,7 @@ pub fn sources(
         let is_lake = match lakes.iter().find(|(c, _)| c == &t.catalog) {
             Some((_, l)) => *l,
             None => {
-                let l = is_ducklake(db, &t.catalog)?;
+                let l = crate::front::catalog::is_ducklake(db, &t.catalog)?;
                 lakes.push((t.catalog.clone(), l));
                 l
             }
@@ -247,7 +249,7 @@ pub fn sources(
         // A relation of the lake without a DuckLake table id is a view: a maintained view kept
         // in the lake, read through its own change (`execute::chain_sources`).
         if is_lake {
-            if let Some(id) = super::ducklake::table_id(db, t)? {
+            if let Some(id) = crate::capture::ducklake::table_id(db, t)? {
                 out[k] = SourceKind::DuckLake(id);
             }
         }
@@ -262,12 +264,6 @@ fn has_foreign_keys(db: &dyn Sql, t: &TableId) -> Result<bool> {
     Ok(FOREIGN_KEYS_OF.scalar_int(db, [&t.catalog, &t.schema, &t.name])? > 0)
 }
 
-/// Whether an attached database is a DuckLake catalog.
-pub fn is_ducklake(db: &dyn Sql, catalog: &str) -> Result<bool> {
-    let rows = crate::sql::catalog::DATABASE_TYPE.rows(db, [catalog])?;
-    Ok(rows.first().and_then(|r| r.first().cloned().flatten()).is_some_and(|t| t.eq_ignore_ascii_case("ducklake")))
-}
-
 fn declared_sources(
     db: &dyn Sql,
     main: &str,
@@ -275,7 +271,7 @@ fn declared_sources(
     columns: &[Vec<ColumnDef>],
 ) -> Result<Vec<Option<SourceKind>>> {
     let mut out = vec![None; tables.len()];
-    if tables.is_empty() || !crate::catalog::main_table_exists(db, "openivm_constraints_cache")? {
+    if tables.is_empty() || !crate::front::catalog::main_table_exists(db, "openivm_constraints_cache")? {
         return Ok(out);
     }
     for r in FIND.rows(db, [])? {
@@ -284,8 +280,8 @@ fn declared_sources(
         let keys = r.json_list(3)?;
         let cols = &columns[k];
         let token_col = token_column(cols, keys.first().map(|s| s.as_str()))?;
-        let comments = rely::column_comments(db, &id)?;
-        let live = rely::current_token(db, &id, cols, &comments, &[token_col])?;
+        let comments = rely_fk::column_comments(db, &id)?;
+        let live = rely_fk::current_token(db, &id, cols, &comments, &[token_col])?;
         let token = r.text(4)?;
         if token.is_empty() || live.as_deref() != Some(token.as_str()) {
             continue;

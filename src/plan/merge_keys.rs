@@ -22,8 +22,8 @@
 //! every key.
 
 use crate::ast::{CompareOp, Expr};
-use crate::facts::ForeignKey;
 use crate::ir::{Leaf, Shape, ViewQuery};
+use crate::plan::fk_pruning::ForeignKey;
 
 /// The group keys a merge may match on, and the leaves whose rows they determine.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -249,7 +249,7 @@ fn unique_keys(q: &ViewQuery, fks: &[ForeignKey]) -> Vec<(usize, Vec<String>)> {
 
 /// A bound column (through lossless casts, which are one-to-one).
 fn column_of(e: &Expr, leaves: &[Leaf]) -> Option<Column> {
-    crate::facts::bound_column(e, leaves).map(|(l, c)| (l, c.to_lowercase()))
+    crate::plan::fk_pruning::bound_column(e, leaves).map(|(l, c)| (l, c.to_lowercase()))
 }
 
 /// Classes of columns made equal by the view's top-level equality predicates.
@@ -298,10 +298,10 @@ impl Classes {
 mod tests {
     use super::*;
     use crate::ast::{Select, SelectItem};
-    use crate::bind::bind;
-    use crate::bind::tests::{col, eq, join, star_select, table, TestCatalog};
-    use crate::facts::FactSource;
+    use crate::front::bind::bind;
+    use crate::front::bind::tests::{col, eq, join, star_select, table, TestCatalog};
     use crate::ir::TableId;
+    use crate::plan::fk_pruning::FactSource;
 
     fn fk(child: &str, cc: &str, parent: &str, pc: &str) -> ForeignKey {
         let id = |n: &str| TableId { catalog: "memory".into(), schema: "main".into(), name: n.into() };

@@ -15,8 +15,8 @@
 //! unique). `leaf_order` therefore puts every referenced leaf before the leaves that reference
 //! it (docs/fk-aware-pruning.md has the proof in full).
 
-use crate::facts::ProvenRelation;
-use crate::plan::{DeltaShape, TermCounts, TermStatus};
+use crate::plan::fk_pruning::ProvenRelation;
+use crate::plan::terms::{DeltaShape, TermCounts, TermStatus};
 
 /// Where a leaf reads from in an N-term term.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -27,27 +27,6 @@ pub enum LeafState {
     Delta,
     /// The table before the batch.
     Old,
-}
-
-/// The order of the leaves: every referenced (parent) leaf of a proven relation before the
-/// leaves that reference it, otherwise the leaves' own order (Kahn's algorithm, taking the
-/// lowest ready index first; leaves on a cycle of relations follow in index order).
-pub fn leaf_order(n: usize, relations: &[ProvenRelation]) -> Vec<usize> {
-    let edges: Vec<(usize, usize)> = relations
-        .iter()
-        .filter(|r| r.parent_leaf != r.child_leaf && r.parent_leaf < n && r.child_leaf < n)
-        .map(|r| (r.parent_leaf, r.child_leaf))
-        .collect();
-    let mut placed = vec![false; n];
-    let mut order = Vec::with_capacity(n);
-    while order.len() < n {
-        // A leaf is ready when every parent of it is placed.
-        let ready = (0..n).find(|&j| !placed[j] && edges.iter().all(|&(p, c)| c != j || placed[p]));
-        let next = ready.unwrap_or_else(|| (0..n).find(|&j| !placed[j]).unwrap_or(0));
-        placed[next] = true;
-        order.push(next);
-    }
-    order
 }
 
 /// The state of every leaf in the term of `leaf`, for the leaves taken in `order`.
@@ -119,9 +98,9 @@ pub fn cheaper(nterm: TermCounts, inclusion_exclusion: TermCounts) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::facts::{FactSource, ForeignKey};
     use crate::ir::TableId;
-    use crate::plan::{self, DeltaShape as S};
+    use crate::plan::fk_pruning::{leaf_order, FactSource, ForeignKey};
+    use crate::plan::terms::{self as plan, DeltaShape as S};
 
     fn rel(child: usize, parent: usize) -> ProvenRelation {
         let t = |n: &str| TableId { catalog: "c".into(), schema: "s".into(), name: n.into() };
@@ -193,6 +172,6 @@ mod tests {
     }
 
     fn facts_bits(r: &[ProvenRelation], s: &[DeltaShape]) -> plan::Mask {
-        crate::facts::fk_skip_bits(r, s)
+        crate::plan::fk_pruning::fk_skip_bits(r, s)
     }
 }

@@ -11,8 +11,9 @@ use crate::ast::{
     AggCall, CompareOp, Compared, Constant, Correlated, CorrelatedCandidate, CorrelatedKind, Expr, FromItem, Select,
     SelectItem, SemiJoin, SubqueryJoin, TableName, TypeName, UnionBranch,
 };
-use crate::bind::{aggregate_func, contains_aggregate};
 use crate::error::{Error, Result};
+use crate::front::aggregates::{aggregate_func, contains_aggregate, GROUPING, PRE_AGGREGATED};
+use crate::front::rewrite::distinct_on::{distinct_on_as_groups, output_named};
 use crate::ir::AggFunc;
 
 #[derive(Deserialize)]
@@ -424,10 +425,6 @@ fn distinct_by_values(tree: &Value, select: &Select) -> Result<Option<Select>> {
     Ok(Some(Select { group_by, presentation, ..Select::plain(items, from) }))
 }
 
-/// The plain aggregate calls `distinct_by_values` aggregates in its subquery first (their
-/// partial results combine: counts and sums add up, extremes of extremes).
-pub const PRE_AGGREGATED: [&str; 5] = ["count_star", "count", "sum", "min", "max"];
-
 fn pre_aggregated(e: &Expr) -> bool {
     matches!(e, Expr::Function { name, is_operator: false, .. }
         if PRE_AGGREGATED.contains(&name.to_ascii_lowercase().as_str()))
@@ -717,10 +714,6 @@ fn correlated(sub: &Value, kind: CorrelatedKind) -> Result<Option<Correlated>> {
     Ok(Some(Correlated { kind, inner_tables, candidates }))
 }
 
-/// The function name the parser gives `GROUPING(...)` / `GROUPING_ID(...)` (bound over the
-/// stored grouping set by the binder).
-pub const GROUPING: &str = "grouping";
-
 /// The CTEs of a query node in scope for its query: each sees the ones before it and the
 /// outer ones (innermost first).
 fn with_ctes(cte_map: RawCteMap, outer_ctes: &[Cte]) -> Result<Vec<Cte>> {
@@ -967,112 +960,6 @@ fn modifiers(mods: Vec<RawModifier>) -> Result<(crate::ast::Presentation<Expr>, 
 /// An expression of the tree, read into the AST.
 fn raw_expr(v: Value) -> Result<Expr> {
     expr(serde_json::from_value(v).map_err(|e| Error::Parse(format!("DuckDB's parse tree could not be read ({e})")))?)
-}
-
-/// `SELECT DISTINCT ON (e, ...) items ... ORDER BY o, ...` as the grouped query it is: one group
-/// per distinct `e`, whose row is the first of the group in the ORDER BY's order, read as
-/// `first(struct ORDER BY o, ...)` of a struct holding the items (and the order keys, which the
-/// result is sorted by) taken from that one row. Items that are ON expressions are the group's
-/// keys. `first` has no delta rule, so the view recomputes the groups a refresh touches. Rows
-/// tied in the order give one of them, as DuckDB's DISTINCT ON does (the choice may differ from
-/// a recompute's). Refused over a grouped query and with `*` (which the binder expands first).
-pub fn distinct_on_as_groups(select: Select, on: Vec<Expr>) -> Result<Select> {
-    let grouped = !select.group_by.is_empty() || select.group_by_all || select.presentation.having.is_some();
-    if grouped || select.items.iter().any(|i| contains_aggregate(&i.expr)) {
-        return unsupported("DISTINCT ON over a grouped query");
-    }
-    if select.items.iter().any(|i| matches!(i.expr, Expr::Star { .. })) {
-        return unsupported("DISTINCT ON with * (list the columns)");
-    }
-    // ON targets and ORDER BY keys naming an output (by alias or 1-based position) are that
-    // item's expression.
-    let aliases: Vec<Option<String>> = select.items.iter().map(|i| i.alias.clone()).collect();
-    let item_of = |e: &Expr| -> Result<Option<Expr>> {
-        match output_named(&aliases, e) {
-            Some(i) => select
-                .items
-                .get(i)
-                .map(|i| Some(i.expr.clone()))
-                .ok_or_else(|| Error::Parse("a position past the select list".into())),
-            None => Ok(None),
-        }
-    };
-    let on: Vec<Expr> = on.into_iter().map(|e| Ok(item_of(&e)?.unwrap_or(e))).collect::<Result<_>>()?;
-    // An order key the result is sorted by, read from the chosen row (not an output or an ON
-    // target; a constant orders nothing).
-    let from_row = |k: &Expr| output_named(&aliases, k).is_none() && !on.contains(k) && !matches!(k, Expr::Constant(_));
-    let mut row_order = Vec::new();
-    for o in &select.presentation.order_by {
-        let key = item_of(&o.key)?.unwrap_or_else(|| o.key.clone());
-        // A constant orders nothing (and DuckDB refuses one inside an aggregate's ORDER BY).
-        if !matches!(key, Expr::Constant(_)) {
-            row_order.push(crate::ast::OrderItem { key, descending: o.descending, nulls_first: o.nulls_first });
-        }
-    }
-    let mut fields: Vec<(String, Expr)> = Vec::new();
-    for (j, item) in select.items.iter().enumerate() {
-        if !on.contains(&item.expr) {
-            fields.push((format!("c{j}"), item.expr.clone()));
-        }
-    }
-    for (j, o) in select.presentation.order_by.iter().enumerate() {
-        if from_row(&o.key) {
-            fields.push((format!("o{j}"), o.key.clone()));
-        }
-    }
-    let first = Expr::Aggregate(Box::new(AggCall {
-        name: "first".into(),
-        args: vec![Expr::Struct(fields)],
-        distinct: false,
-        order_by: row_order,
-        filter: None,
-    }));
-    let field = |name: String| Expr::Function {
-        name: "struct_extract".into(),
-        args: vec![first.clone(), Expr::Constant(Constant::Text(name))],
-        is_operator: false,
-    };
-    let item_exprs: Vec<Expr> = select.items.iter().map(|i| i.expr.clone()).collect();
-    let items = select
-        .items
-        .into_iter()
-        .enumerate()
-        .map(|(j, item)| {
-            let expr = if on.contains(&item.expr) { item.expr } else { field(format!("c{j}")) };
-            SelectItem { expr, alias: item.alias }
-        })
-        .collect();
-    let mut presentation = select.presentation;
-    for (j, o) in presentation.order_by.iter_mut().enumerate() {
-        if from_row(&o.key) {
-            o.key = field(format!("o{j}"));
-        }
-    }
-    // An integer literal in GROUP BY is a position: a target that is an integer item (`DISTINCT
-    // ON (1)` over `42 AS c`) groups by that item's position, whose expression the item keeps.
-    let group_by = on
-        .into_iter()
-        .map(|e| match e {
-            Expr::Constant(Constant::Integer(_)) => match item_exprs.iter().position(|k| k == &e) {
-                Some(i) => Expr::Constant(Constant::Integer(i as i128 + 1)),
-                None => e,
-            },
-            e => e,
-        })
-        .collect();
-    Ok(Select { items, group_by, presentation, ..select })
-}
-
-/// The select item an ORDER BY key or DISTINCT ON target names: by alias (a one-part column
-/// name) or by 1-based position (an integer literal).
-fn output_named(aliases: &[Option<String>], k: &Expr) -> Option<usize> {
-    match k {
-        Expr::Column(parts) if parts.len() == 1 => {
-            aliases.iter().position(|a| a.as_deref().is_some_and(|a| eq_ci(a, &parts[0])))
-        }
-        Expr::Constant(Constant::Integer(n)) => usize::try_from(*n).ok().filter(|&n| n >= 1).map(|n| n - 1),
-        _ => None,
-    }
 }
 
 /// One ORDER BY key (of the query or inside an aggregate) with its direction and NULL order.
@@ -1359,7 +1246,7 @@ fn expr(mut e: RawExpr) -> Result<Expr> {
         "SUBQUERY" => unsupported("subqueries"),
         "WINDOW" => unsupported(format!("window functions ({})", e.function_name)),
         // Not a construct to recompute instead: the query cannot run without a value for it.
-        "PARAMETER" => Err(Error::Refused(crate::strategy::PARAMETERS.into())),
+        "PARAMETER" => Err(Error::Refused(crate::front::strategy::PARAMETERS.into())),
         "COLLATE" => unsupported("COLLATE"),
         "LAMBDA" => unsupported("lambda functions"),
         "POSITIONAL_REFERENCE" => unsupported("positional references (#n)"),

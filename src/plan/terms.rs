@@ -5,7 +5,7 @@
 //! Each term's rows carry the weight sign(M) · Π multiplicity(ΔLi): the Möbius sign corrects
 //! the double counting that current-state scans cause, the product is the Z-set weight of the
 //! joined delta rows. Terms are dropped by two integer tests against skip masks: a leaf whose
-//! delta is empty makes every term using it empty, and (see `facts`) an insert-only primary-key
+//! delta is empty makes every term using it empty, and (see `fk_pruning`) an insert-only primary-key
 //! leaf referenced by a foreign key makes every term using it sum to zero.
 
 use serde::Serialize;

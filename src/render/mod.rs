@@ -3,7 +3,7 @@
 
 use crate::ast::{AggCall, CompareOp, Compared, Constant, Expr, TypeName};
 use crate::ir::{stored, AggFunc, Aggregate, ColumnDef, Identity, Leaf, OrderKey, Shape, SumInput, TableId, ViewQuery};
-use crate::plan::{Mask, Term};
+use crate::plan::terms::{Mask, Term};
 
 pub mod capture;
 pub mod compile;
@@ -112,13 +112,6 @@ fn constant(c: &Constant) -> String {
     }
 }
 
-pub fn type_name(t: &TypeName) -> String {
-    match t.decimal {
-        Some((w, s)) => format!("DECIMAL({w},{s})"),
-        None => t.id.clone(),
-    }
-}
-
 fn compare_op(op: CompareOp) -> &'static str {
     match op {
         CompareOp::Eq => "=",
@@ -190,7 +183,7 @@ pub fn expr_in(d: Dialect, e: &Expr, aliases: &[String]) -> String {
             r(otherwise)
         ),
         Expr::Cast { expr: x, ty, try_cast } => {
-            format!("{}({} AS {})", if *try_cast { "TRY_CAST" } else { "CAST" }, r(x), type_name(ty))
+            format!("{}({} AS {})", if *try_cast { "TRY_CAST" } else { "CAST" }, r(x), ty.sql())
         }
         Expr::Struct(fields) => {
             format!("struct_pack({})", list(fields, ", ", |(n, v)| format!("{} := {}", d.ident(n), r(v))))
@@ -387,7 +380,7 @@ pub fn term_select_in(d: Dialect, q: &ViewQuery, term: Term, sources: &[Source])
             let local = Term { mask: term.mask >> first, sign: term.sign };
             term_select_in(d, &q.branches[b], local, &sources[first..first + n])
         };
-        return match crate::plan::branch_of(&spans, term.mask) {
+        return match crate::plan::terms::branch_of(&spans, term.mask) {
             Some(b) => one(b),
             None => (0..spans.len()).map(one).collect::<Vec<_>>().join(" UNION ALL "),
         };
@@ -420,7 +413,8 @@ fn term_select_over(
     let predicates = if left_out == 0 {
         &q.predicates
     } else {
-        kept = q.predicates.iter().filter(|p| crate::merge_keys::leaves_read(p) & left_out == 0).cloned().collect();
+        kept =
+            q.predicates.iter().filter(|p| crate::plan::merge_keys::leaves_read(p) & left_out == 0).cloned().collect();
         &kept
     };
     format!("SELECT {} FROM {} WHERE {}", cols.join(", "), from, conjunction(d, predicates, &aliases))
@@ -449,7 +443,7 @@ fn relation(d: Dialect, s: &Source) -> String {
 
 /// A leaf's current state with the rows its delta deleted added back (multiplicity -1 read
 /// as one row): how the terms read a parent that foreign keys pruned although it deleted keys
-/// (see `facts::FkPruning`). `columns` are the delta's, the columns the view reads.
+/// (see `fk_pruning::FkPruning`). `columns` are the delta's, the columns the view reads.
 pub fn with_deleted_rows(current: &Source, delta: &Qualified, columns: &[String]) -> Source {
     let cols = list(columns, ", ", |c| ident(c));
     Source::Bounded(format!(
@@ -461,7 +455,7 @@ pub fn with_deleted_rows(current: &Source, delta: &Qualified, columns: &[String]
 }
 
 /// A parent's state in a term that joins it only on keys of its delta, as the delta's rows
-/// alone, each read as one row (see `facts::reads_delta_rows`). `columns` are the delta's.
+/// alone, each read as one row (see `fk_pruning::reads_delta_rows`). `columns` are the delta's.
 pub fn delta_rows_as_state(delta: &Qualified, columns: &[String]) -> Source {
     Source::Bounded(format!("(SELECT {} FROM {})", list(columns, ", ", |c| ident(c)), delta.sql()))
 }
@@ -1484,18 +1478,6 @@ pub fn verify_counts(view: &Qualified, recompute: &Qualified, columns: &[ColumnD
     )
 }
 
-/// Adds each setting's row with its default value where `openivm_settings` has none yet (one
-/// statement for all of them: a create makes sure of them every time).
-pub fn settings_defaults(settings: &[crate::settings::Setting]) -> String {
-    let rows = list(settings, ", ", |s| {
-        format!("({}, {}, {}, {})", literal(s.name), literal(s.default), literal(s.default), literal(s.description))
-    });
-    format!(
-        "INSERT INTO openivm_settings SELECT * FROM (VALUES {rows}) v(name, value, default_value, description) \
-         WHERE NOT EXISTS (SELECT 1 FROM openivm_settings s WHERE s.name = v.name)"
-    )
-}
-
 pub fn delete_all(name: &Qualified) -> String {
     format!("DELETE FROM {}", name.sql())
 }
@@ -1575,21 +1557,8 @@ pub fn union_all(selects: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bind::bind;
-    use crate::bind::tests::{star_select, TestCatalog};
-
-    #[test]
-    fn every_setting_default_is_added_by_one_statement_only_where_missing() {
-        let sql = settings_defaults(crate::settings::ALL);
-        assert!(
-            sql.starts_with(
-                "INSERT INTO openivm_settings SELECT * FROM (VALUES ('openivm_fk_pruning', 'true', 'true', "
-            ),
-            "{sql}"
-        );
-        assert!(sql.contains("), ('openivm_refresh_mode', 'auto', 'auto', "), "{sql}");
-        assert!(sql.ends_with("WHERE NOT EXISTS (SELECT 1 FROM openivm_settings s WHERE s.name = v.name)"), "{sql}");
-    }
+    use crate::front::bind::bind;
+    use crate::front::bind::tests::{star_select, TestCatalog};
 
     #[test]
     fn quotes_identifiers_and_literals() {

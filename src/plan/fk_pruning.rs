@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::ast::{CompareOp, Expr};
 use crate::ir::{Leaf, TableId, ViewQuery};
-use crate::plan::{DeltaShape, Mask};
+use crate::plan::terms::{DeltaShape, Mask};
 
 /// Where a foreign-key fact comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -88,7 +88,7 @@ pub fn bound_column<'a>(e: &'a Expr, leaves: &[Leaf]) -> Option<(usize, &'a str)
         Expr::Cast { expr, ty, try_cast: false } => {
             let (leaf, column) = bound_column(expr, leaves)?;
             let from = &leaves.get(leaf)?.columns.iter().find(|c| c.name.eq_ignore_ascii_case(column))?.ty;
-            lossless_cast(from, &crate::render::type_name(ty)).then_some((leaf, column))
+            lossless_cast(from, &ty.sql()).then_some((leaf, column))
         }
         _ => None,
     }
@@ -151,6 +151,27 @@ pub fn proven_relations(q: &ViewQuery, fks: &[ForeignKey]) -> Vec<ProvenRelation
     out
 }
 
+/// The order of the leaves: every referenced (parent) leaf of a proven relation before the
+/// leaves that reference it, otherwise the leaves' own order (Kahn's algorithm, taking the
+/// lowest ready index first; leaves on a cycle of relations follow in index order).
+pub fn leaf_order(n: usize, relations: &[ProvenRelation]) -> Vec<usize> {
+    let edges: Vec<(usize, usize)> = relations
+        .iter()
+        .filter(|r| r.parent_leaf != r.child_leaf && r.parent_leaf < n && r.child_leaf < n)
+        .map(|r| (r.parent_leaf, r.child_leaf))
+        .collect();
+    let mut placed = vec![false; n];
+    let mut order = Vec::with_capacity(n);
+    while order.len() < n {
+        // A leaf is ready when every parent of it is placed.
+        let ready = (0..n).find(|&j| !placed[j] && edges.iter().all(|&(p, c)| c != j || placed[p]));
+        let next = ready.unwrap_or_else(|| (0..n).find(|&j| !placed[j]).unwrap_or(0));
+        placed[next] = true;
+        order.push(next);
+    }
+    order
+}
+
 /// What must hold of a parent's delta that deletes rows before a relation may prune it (see
 /// `FkPruning`): no key of the delta is on two rows, and, for a declared key DuckDB does not
 /// enforce, no current row of the child references a deleted key (a delete that breaks the
@@ -197,7 +218,7 @@ pub fn key_checks(relations: &[ProvenRelation], shapes: &[DeltaShape]) -> Vec<Ke
 /// an inserted key; so the delta is the inclusion-exclusion of the other leaves with P held at
 /// P_new + D in both states. For an insert-only P, D is empty and P is read as it is.
 ///
-/// Leaves are pruned one after the other in `telescope::leaf_order` (parents first), and a
+/// Leaves are pruned one after the other in `leaf_order` (parents first), and a
 /// relation counts only when its child comes later: the child must still be read at its old
 /// state when its parent is pruned. On a cycle of declared keys this drops the relation that
 /// closes the cycle; pruning both leaves of A -> B -> A would drop terms that do not cancel.
@@ -225,7 +246,7 @@ pub fn fk_pruning(
     shapes: &[DeltaShape],
     passed: impl Fn(&KeyCheck) -> bool,
 ) -> FkPruning {
-    let order = crate::telescope::leaf_order(shapes.len(), relations);
+    let order = leaf_order(shapes.len(), relations);
     let pos = |leaf: usize| order.iter().position(|&o| o == leaf);
     let mut out = FkPruning::default();
     for (i, r) in relations.iter().enumerate() {
@@ -294,8 +315,8 @@ pub fn fk_skip_bits(relations: &[ProvenRelation], shapes: &[DeltaShape]) -> Mask
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bind::bind;
-    use crate::bind::tests::{star_select, TestCatalog};
+    use crate::front::bind::bind;
+    use crate::front::bind::tests::{star_select, TestCatalog};
 
     #[test]
     fn equalities_through_lossless_casts_prove_foreign_keys() {

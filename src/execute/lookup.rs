@@ -2,10 +2,10 @@
 //! argument fails as a binder error (which leaves the caller's open transaction usable) rather
 //! than as an error of the running statement (which aborts it).
 
-use crate::catalog::{main_table_exists, table_name, SqlCatalog};
 use crate::db::Sql;
 use crate::error::{Error, Result};
 use crate::execute::cache::Cache;
+use crate::front::catalog::{main_table_exists, table_name, SqlCatalog};
 
 use crate::sql::views::FIND as VIEW_FIND;
 
