@@ -76,6 +76,7 @@ test: release $(VENV2_STAMP)
 	$(VENV_PY) test/run_all.py --extension $(EXTENSION) --seed $(SEED) --batches $(BATCHES) --duckdb2 $(VENV2)/bin/python
 
 test-unit:
+	$(VENV_PY) tools/layers.py
 	cargo test --release --lib
 	cargo test --release --doc
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Runs every test suite of openivm and ends with one line: 'N passed, M failed'.
 
-Suites: the Rust unit tests (cargo test), the sqllogictest files (test/sql), the randomized
+Suites: the layer rule of src/ (tools/layers.py), the Rust unit tests (cargo test), the sqllogictest files (test/sql), the randomized
 differential test, the Python integration tests (test/python) and the TPC-H corpus test
 (test/corpus), on DuckDB 1.5.5 and, with --duckdb2, again on DuckDB 2.0.1 (where the PRAGMA tests
 of test/python/test_pragma.py run too), plus the process-exit check on 2.0. Each suite's own
@@ -45,6 +45,10 @@ def cargo_counts(text):
     return sum(int(p) for p, _ in results), sum(int(f) for _, f in results)
 
 
+def layer_counts(text):
+    return (1, 0) if re.search(r"^layers: ok", text, re.M) else (0, 1)
+
+
 def unittest_counts(text):
     ran = re.search(r"^Ran (\d+) tests?", text, re.M)
     if not ran:
@@ -65,6 +69,8 @@ def main():
     args = ap.parse_args()
     py = sys.executable
     suites = [
+        # the layer rule of src/ (docs/architecture.md): imports one way, no cycle
+        ("layers", [py, "tools/layers.py"], layer_counts),
         ("unit", ["cargo", "test", "--release", "--lib"], cargo_counts),
         # the compile_fail example of src/sql.rs: a fixed query called with a wrong parameter count
         ("doc", ["cargo", "test", "--release", "--doc"], cargo_counts),

@@ -12,8 +12,8 @@
 //! the feed's open batch, which a capture adds to the rows past the watermark; the feed's row
 //! count then already includes the open batch's net rows.
 
+use super::batch::{temp_name, DeltaStats, Fresh};
 use super::feed::Feed;
-use super::{temp_name, DeltaStats, Fresh};
 use crate::db::{Cells, Row, Sql};
 use crate::error::{Error, Result};
 use crate::render::capture::{self as sql, Position};
@@ -85,7 +85,7 @@ impl Read {
 /// statistics count the rows past the watermark too. The delta then needs no copy, and the
 /// merge reads the log as the views that follow do, through a plan kept for it.
 fn in_place(feed: &Feed, size_now: i64) -> bool {
-    feed.log_rows == 0 && super::in_place_hint(feed, size_now)
+    feed.log_rows == 0 && feed.in_place_hint(size_now)
 }
 
 /// The first half of a capture: the rows past the watermark and the feed's open batch, into one

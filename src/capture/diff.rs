@@ -7,8 +7,8 @@
 //! per row, no grouping), each capture appends its net change, and it is regrouped once the
 //! appended rows make it half again as large as its table.
 
+use super::batch::{temp_name, DeltaStats, Fresh};
 use super::feed::Feed;
-use super::{temp_name, DeltaStats, Fresh};
 use crate::db::{Cells, Sql};
 use crate::error::Result;
 use crate::render::{self, capture as sql};

@@ -18,8 +18,8 @@
 //! Rows are netted on the read columns (an update pair of equal values, a row inserted and
 //! deleted again, cancel); a range without deletions is insert-only as read.
 
+use super::batch::{temp_name, DeltaStats, Fresh};
 use super::feed::Feed;
-use super::{temp_name, DeltaStats, Fresh};
 use crate::db::{Cells, Sql};
 use crate::error::{Error, Result};
 use crate::ir::TableId;
@@ -198,7 +198,7 @@ pub fn rebaseline(db: &dyn Sql, feed: &Feed, id: i64) -> Result<Option<String>> 
 pub fn capture(db: &dyn Sql, feed: &Feed, id: i64, name: &str, size_now: i64) -> Result<Fresh> {
     let after = watermark(feed)?;
     let to = current_snapshot(db, &feed.table.catalog)?;
-    let mut fresh = super::unchanged(feed);
+    let mut fresh = feed.unchanged();
     fresh.size_seen = size_now;
     if to <= after {
         return Ok(fresh);
@@ -250,7 +250,7 @@ pub fn capture(db: &dyn Sql, feed: &Feed, id: i64, name: &str, size_now: i64) ->
         fresh.stats = stats;
         return Ok(fresh);
     }
-    let stats = super::netted_delta(db, &delta, &parts, &feed.columns).map_err(read)?;
+    let stats = super::batch::netted_delta(db, &delta, &parts, &feed.columns).map_err(read)?;
     if stats.rows > 0 {
         fresh.delta = Some(delta);
     }

@@ -1,8 +1,8 @@
 //! A feed as the metadata row records it (`openivm.feeds`), with the reading view's cursor
 //! into it, and the names of its internal tables.
 
+use super::batch::{DeltaStats, Fresh, SourceKind};
 use super::batch_facts::BatchFacts;
-use super::{DeltaStats, SourceKind};
 use crate::db::{Cells, Sql};
 use crate::error::{Error, Result};
 use crate::ir::{ColumnDef, TableId};
@@ -201,6 +201,34 @@ impl Feed {
 }
 
 impl Feed {
+    /// A capture that found the table as the feed last saw it.
+    pub fn unchanged(&self) -> Fresh {
+        Fresh {
+            delta: None,
+            stats: DeltaStats::default(),
+            watermark: self.watermark.clone(),
+            row_count: self.row_count,
+            size_seen: self.size_seen,
+            net: None,
+            took_pending: false,
+            logged: 0,
+        }
+    }
+
+    /// Whether a capture of this feed may find its batch to be the open batch alone: writes through
+    /// openivm wait in it, and (for an append-only table) the appended-row count did not move since
+    /// the last capture, a hint the capture's statistics confirm. Before such a capture the logged
+    /// batches every view applied are trimmed (`feeds::trim_applied`), so that the log holds the open
+    /// batch alone and the capture takes it where it lies.
+    pub fn in_place_hint(&self, size_now: i64) -> bool {
+        self.pending_rows > 0
+            && match &self.kind {
+                SourceKind::Recorded => true,
+                SourceKind::AppendOnly(Position::Key(_)) => size_now == self.size_seen,
+                _ => false,
+            }
+    }
+
     /// Whether the feed tracks every one of `columns`.
     pub fn covers(&self, columns: &[ColumnDef]) -> bool {
         columns.iter().all(|c| self.columns.contains(c))

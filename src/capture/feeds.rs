@@ -9,8 +9,9 @@
 //! 1`, which every reader of the log leaves out (it reads up to `seq`) until a capture makes
 //! them part of that batch where they are.
 
+use super::batch::{DeltaStats, Fresh, SourceKind};
 use super::batch_facts::BatchFacts;
-use super::{append_only, diff, trigger, DeltaStats, Fresh, SourceKind};
+use super::{append_only, diff, trigger};
 use crate::db::{Cells, Row, Sql};
 use crate::error::{Error, Result};
 use crate::ir::{ColumnDef, TableId};
@@ -226,7 +227,7 @@ pub fn find_or_start(
     kind: &SourceKind,
     size_now: i64,
 ) -> Result<Feed> {
-    let key = super::columns_key(columns);
+    let key = super::batch::columns_key(columns);
     let [here, named] = home::spellings(catalog, &table.catalog);
     let found = FEED_FIND.rows(db, [&here, &named, &table.schema, &table.name])?;
     if let Some(r) = found.first() {
@@ -321,7 +322,7 @@ pub fn widen(db: &dyn Sql, feed: &mut Feed, columns: &[ColumnDef], table_columns
     if feed.kind == SourceKind::Trigger {
         trigger::install(db, feed)?;
     }
-    FEED_SET_COLUMNS.run(db, [&super::columns_key(&feed.columns), &feed.id.to_string()])
+    FEED_SET_COLUMNS.run(db, [&super::batch::columns_key(&feed.columns), &feed.id.to_string()])
 }
 
 /// Makes a shared diff feed track `columns` as well without first diffing the table to record
@@ -340,7 +341,7 @@ pub fn widen_by_restarting(
     add_columns(db, feed, columns, table_columns)?;
     let kind = feed.kind.clone();
     rebuild(db, feed, &kind, schema, view)?;
-    FEED_SET_COLUMNS.run(db, [&super::columns_key(&feed.columns), &feed.id.to_string()])?;
+    FEED_SET_COLUMNS.run(db, [&super::batch::columns_key(&feed.columns), &feed.id.to_string()])?;
     add_cursor(db, feed, schema, view, feed.seq)
 }
 
@@ -460,7 +461,7 @@ pub fn view_delta(
         db.execute(&render::create_temp_table_as(name, &sql::union_of(&parts)))?;
         return Ok((Some(name.clone()), raw));
     }
-    let stats = super::netted_delta(db, name, &parts, columns)?;
+    let stats = super::batch::netted_delta(db, name, &parts, columns)?;
     Ok(((stats.rows > 0).then(|| name.clone()), stats))
 }
 

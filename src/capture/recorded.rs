@@ -12,8 +12,8 @@
 //! per capture). A direct INSERT or DELETE breaks that count and fails the refresh; a direct
 //! UPDATE keeps it and cannot be seen (`openivm_verify` finds it).
 
+use super::batch::{temp_name, DeltaStats, Fresh};
 use super::feed::Feed;
-use super::{temp_name, DeltaStats, Fresh};
 use crate::db::Sql;
 use crate::error::{Error, Result};
 use crate::render::capture as sql;

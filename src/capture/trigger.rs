@@ -20,8 +20,9 @@
 
 use std::collections::HashMap;
 
+use super::batch::{temp_name, DeltaStats, Fresh, SourceKind};
 use super::feed::Feed;
-use super::{recorded, temp_name, DeltaStats, Fresh, SourceKind};
+use super::recorded;
 use crate::db::{read_all, Cells, FromRow, Row, Sql};
 use crate::error::{Error, Result};
 use crate::ir::TableId;
@@ -243,7 +244,7 @@ pub fn capture_inspected(db: &dyn Sql, feed: &Feed, name: &str, size_now: i64, s
         return Ok(fresh(delta, stats, true, logged));
     }
     let delta = temp_name(name, 0);
-    let stats = super::netted_delta(db, &delta, &[sql::unstamped(&log, &feed.columns)], &feed.columns)?;
+    let stats = super::batch::netted_delta(db, &delta, &[sql::unstamped(&log, &feed.columns)], &feed.columns)?;
     db.execute(&sql::drop_unstamped(&log))?;
     Ok(fresh((stats.rows > 0).then_some(delta), stats, false, 0))
 }

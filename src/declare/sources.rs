@@ -247,7 +247,7 @@ pub fn sources(
             }
         };
         // A relation of the lake without a DuckLake table id is a view: a maintained view kept
-        // in the lake, read through its own change (`execute::chain_sources`).
+        // in the lake, read through its own change (`execute::view::chain_sources`).
         if is_lake {
             if let Some(id) = crate::capture::ducklake::table_id(db, t)? {
                 out[k] = SourceKind::DuckLake(id);

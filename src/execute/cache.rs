@@ -20,7 +20,7 @@ use crate::render::OutputColumn;
 use crate::render::{Qualified, Storage};
 use crate::store::settings;
 
-use super::{compile, find_view, signature_change, signature_matches, view_location, ViewRecord};
+use super::view::{compile, find_view, signature_change, signature_matches, view_location, ViewRecord};
 use crate::plan::mode::Mode;
 
 use crate::sql::capture::LAST_TIMES;
@@ -297,7 +297,7 @@ impl Cache {
         let Some(snapshot) = self.round.as_mut() else {
             return match self.comment.take() {
                 Some((seen, comment)) if &seen == at => Ok(comment),
-                _ => super::view_comment(db, at),
+                _ => super::view::view_comment(db, at),
             };
         };
         let id = TableId { catalog: at.catalog.clone(), schema: at.schema.clone(), name: at.name.clone() };
@@ -380,7 +380,7 @@ impl Cache {
         if let Some(s) = self.storage {
             return Ok(s);
         }
-        let s = super::database::storage_of(db, &self.defaults(db)?.0)?;
+        let s = crate::front::catalog::storage_of(db, &self.defaults(db)?.0)?;
         self.storage = Some(s);
         Ok(s)
     }
@@ -491,7 +491,7 @@ impl Cache {
         let fks = fk_facts::foreign_keys(db, &metadata, &tables)?;
         let default_source = self.settings(db)?.default_source;
         let mut sources = sources::sources(db, &defaults.0, &tables, &all_columns, &default_source)?;
-        super::chain_sources(db, &defaults.0, &q, &tables, &mut sources)?;
+        super::view::chain_sources(db, &defaults.0, &q, &tables, &mut sources)?;
         let now = states_in(db, &tables, self.round.as_mut().unwrap_or(&mut own)).map_err(|e| restale(e, name))?;
         let (last_incremental_ms, incremental_ran, last_incremental_capture_ms, last_full_ms) =
             match self.views.get(&key) {

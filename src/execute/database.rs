@@ -13,12 +13,13 @@
 
 use std::collections::HashMap;
 
-use super::Cache;
+use super::cache::Cache;
 use crate::db::Sql;
 use crate::error::{Error, Result};
+use crate::front::catalog::{database_type, unsupported_home};
 use crate::front::catalog::{table_name, view_database, SqlCatalog};
 use crate::render::{self, Storage};
-use crate::sql::catalog::{DATABASE_TYPE, SCHEMA_EXISTS};
+use crate::sql::catalog::SCHEMA_EXISTS;
 
 /// The per-instance state of calls: the home database and a cache per database.
 #[derive(Default)]
@@ -154,23 +155,4 @@ fn locate(db: &dyn Sql, home: &str, arg: &str) -> Result<(String, String)> {
         None => render::ident(&within.name),
     };
     Ok((target, quoted))
-}
-
-/// The kind of the attached database `catalog`, which keeps views (refused when views cannot
-/// live there).
-pub fn storage_of(db: &dyn Sql, catalog: &str) -> Result<Storage> {
-    match database_type(db, catalog)? {
-        None => Ok(Storage::DuckDb),
-        Some(t) => Storage::of_type(&t).ok_or_else(|| unsupported_home(catalog, &t)),
-    }
-}
-
-fn unsupported_home(catalog: &str, ty: &str) -> Error {
-    Error::InvalidArgument(format!(
-        "maintained views are kept in DuckDB or DuckLake databases; '{catalog}' is a {ty} database"
-    ))
-}
-
-fn database_type(db: &dyn Sql, name: &str) -> Result<Option<String>> {
-    Ok(DATABASE_TYPE.rows(db, [name])?.into_iter().next().and_then(|r| r.into_iter().next().flatten()))
 }

@@ -10,14 +10,13 @@
 
 use std::time::Instant;
 
-use serde_json::Value;
-
+use super::cache::Cache;
+use super::history::{elapsed_ms, record_history, Created, HistoryRow};
 use super::report::RefreshReport;
-use super::{
-    check_standing, describe, elapsed_ms, find_view, free_data_table, record_history, Cache, Created, HistoryRow,
-    ViewRecord,
-};
-use crate::db::{Cells, Sql};
+use super::standing::check_standing;
+use super::view::{describe, find_view, free_data_table, ViewRecord};
+use super::view::{json_of, plan_facts};
+use crate::db::Sql;
 use crate::error::{Error, Result};
 use crate::front::catalog::SqlCatalog;
 use crate::front::strategy::{self, FunctionFacts, Strategy};
@@ -25,47 +24,13 @@ use crate::plan::mode::Mode;
 use crate::render::{self, OutputColumn, Qualified};
 use crate::store::home;
 
-use crate::sql::catalog::{OVERLOADS, PARSE_TREE, PLAN_TREE};
+use crate::sql::catalog::PARSE_TREE;
 use crate::sql::views::{INSERT as VIEW_INSERT, MARK_REFRESHED as VIEW_MARK_REFRESHED};
-use crate::sql::Query;
 
 /// The names and types of a full view's output, as stored in `signature`: a refresh whose
 /// query no longer gives them fails as a schema change instead of inserting other columns.
 fn output_signature(outputs: &[OutputColumn]) -> String {
     serde_json::to_string(&outputs.iter().map(|o| (&o.name, &o.ty)).collect::<Vec<_>>()).unwrap_or_default()
-}
-
-fn json_of(db: &dyn Sql, sql: Query<1>, query: &str, what: &str) -> Result<Value> {
-    let text = sql.scalar(db, [query])?.ok_or_else(|| Error::Internal(format!("DuckDB returned no {what}")))?;
-    let v: Value =
-        serde_json::from_str(&text).map_err(|e| Error::Internal(format!("DuckDB's {what} could not be read ({e})")))?;
-    if v.get("error").and_then(Value::as_bool) == Some(true) {
-        let message = v.get("error_message").and_then(Value::as_str).unwrap_or("unknown error");
-        return Err(Error::sql(message, query));
-    }
-    Ok(v)
-}
-
-/// DuckDB's bound plan of a query, read (`strategy::plan_facts`), its function calls checked
-/// overload by overload (`strategy::check_bound_calls`).
-pub(super) fn plan_facts(db: &dyn Sql, query: &str) -> Result<strategy::PlanFacts> {
-    let plan = strategy::plan_facts(&json_of(db, PLAN_TREE, query, "plan")?);
-    if !plan.calls.is_empty() {
-        let names: Vec<&str> = plan.calls.iter().map(|c| c.name.as_str()).collect();
-        let names = serde_json::to_string(&names).map_err(|e| Error::Internal(e.to_string()))?;
-        let overloads = OVERLOADS
-            .rows(db, [&names])?
-            .iter()
-            .map(|r| {
-                let params: Vec<String> =
-                    serde_json::from_str(&r.text(1)?).map_err(|e| Error::Internal(e.to_string()))?;
-                let time_zone = params.iter().chain([&r.text(2)?]).any(|t| strategy::is_time_zone_type(t));
-                Ok(strategy::Overload { name: r.text(0)?, params, consistent: r.bool(3)?, time_zone })
-            })
-            .collect::<Result<Vec<_>>>()?;
-        strategy::check_bound_calls(&plan.calls, &overloads)?;
-    }
-    Ok(plan)
 }
 
 /// Checks that a query the incremental rules do not cover may be maintained by recomputing it,
@@ -119,7 +84,7 @@ pub fn create(
     let data = free_data_table(db, at)?;
     db.execute(&render::create_table_as(&data, query))?;
     db.execute(&render::create_view(at, &render::full_view(&data, outputs, ordered)))?;
-    let marker = super::mark_as_ours(db, at)?;
+    let marker = super::view::mark_as_ours(db, at)?;
     VIEW_INSERT.run(
         db,
         [

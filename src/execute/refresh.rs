@@ -13,8 +13,8 @@ use std::collections::{HashMap, HashSet};
 use std::time::Instant;
 
 use super::cache::{Cache, Compiled};
+use super::history::{elapsed_ms, record_history, HistoryRow};
 pub use super::report::RefreshReport;
-use super::{elapsed_ms, record_history, HistoryRow};
 use crate::capture::batch_facts::BatchFacts;
 use crate::capture::{self, feeds, feeds::Feed, DeltaStats, Fresh, SourceKind};
 use crate::db::in_transaction;
@@ -100,7 +100,7 @@ pub struct Round {
     /// and the feed's catalog.
     batches: HashMap<i64, (Fresh, i64, String)>,
     /// The refreshes' history rows and refreshed marks, written at the end.
-    refreshed: super::Refreshed,
+    refreshed: super::history::Refreshed,
     /// Diff feeds read by several of the round's views, decided once for all of them
     /// (`mode::skip_shared_capture`): why they recompute instead of capturing, or None.
     shared: HashMap<i64, Option<String>>,
@@ -350,7 +350,7 @@ fn first_transaction(db: &dyn Sql, cache: &mut Cache, name: &str, opts: &Options
             continue; // captured in the second transaction
         }
         if capture::unchanged_now(db, &feed, size)? {
-            let fresh = capture::unchanged(&feed);
+            let fresh = feed.unchanged();
             captured.push((k, feed, fresh));
         } else {
             to_capture.push((k, feed));
@@ -359,7 +359,7 @@ fn first_transaction(db: &dyn Sql, cache: &mut Cache, name: &str, opts: &Options
     // A batch that may be the open batch alone is taken where it lies once the log holds
     // nothing else (not on a read-only database, where the refresh fails with its own error).
     for (k, feed) in to_capture.iter_mut() {
-        if capture::in_place_hint(feed, sizes[*k]) && feed.log_rows > 0 && !cache.read_only(db, &at.catalog)? {
+        if feed.in_place_hint(sizes[*k]) && feed.log_rows > 0 && !cache.read_only(db, &at.catalog)? {
             feeds::trim_applied(db, feed)?;
         }
     }
@@ -577,7 +577,7 @@ fn second_transaction(
                 as_of.seq = seq - 1;
                 let (delta, stats) = feeds::view_delta(db, &as_of, batch, columns, parents[k], &name)?;
                 let shared_delta = delta.is_some() && delta == batch.delta;
-                let fresh = capture::unchanged(&feed);
+                let fresh = feed.unchanged();
                 let bounded = capture::lake_state(&feed, &fresh);
                 inputs.push(Input { shared_delta, ..Input::new(feed, fresh, (delta, stats), bounded, switch_to) });
                 continue;
@@ -588,7 +588,7 @@ fn second_transaction(
             || unchanged_small[k]
             || (switch_to.is_none() && capture::unchanged_now(db, &feed, sizes[k])?)
         {
-            capture::unchanged(&feed)
+            feed.unchanged()
         } else {
             // A round keeps its batches until its end: one name per feed.
             let fresh_name =
@@ -624,7 +624,7 @@ fn second_transaction(
                     feeds::rebuild(db, &mut feed, &c.sources[k], &at.schema, &at.name)?;
                     rebuilt.push(why);
                     switch_to = None;
-                    capture::unchanged(&feed)
+                    feed.unchanged()
                 }
                 Err(e) => return Err(e),
             }
@@ -1456,7 +1456,7 @@ impl Prepared {
     fn recompute(&self, db: &dyn Sql) -> Result<()> {
         let data = &self.c.view.data;
         db.execute(&render::delete_all(data))?;
-        super::fill(db, &self.c.q, data, &self.full_sql())
+        super::view::fill(db, &self.c.q, data, &self.full_sql())
     }
 
     fn discard(&self, db: &dyn Sql) -> Result<()> {
@@ -1520,7 +1520,7 @@ fn finish(
             p.delta_rows()
         )));
     }
-    super::check_standing(db, cache, &p.c.view)?;
+    super::standing::check_standing(db, cache, &p.c.view)?;
     let apply_started = Instant::now();
     // Views reading this one through recorded feeds get the change of what it shows, when it
     // shows its rows locally; otherwise (a recompute, or rows that are not local) their feeds
@@ -1547,7 +1547,7 @@ fn finish(
         feeds::detach_view(db, &at.catalog, &at.schema, &at.name)?;
     } else if p.reattach {
         let source = cache.settings(db)?.default_source;
-        super::attach(db, &p.c.q, &at, &at.catalog, &source)?;
+        super::create::attach(db, &p.c.q, &at, &at.catalog, &source)?;
         cache.resumed(&p.key);
     }
     for i in p.inputs.iter_mut() {
@@ -1708,7 +1708,7 @@ fn round_of_all(
     skipped: &[ViewAt],
     at: &mut Option<ViewAt>,
 ) -> Result<Vec<RefreshReport>> {
-    let views: Vec<ViewAt> = super::all_views(db)?
+    let views: Vec<ViewAt> = super::view::all_views(db)?
         .into_iter()
         .map(|(schema, name)| ViewAt { schema, name })
         .filter(|v| !skipped.contains(v))

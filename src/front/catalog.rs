@@ -10,6 +10,8 @@ use crate::db::{Cells, Sql};
 use crate::error::{Error, Result};
 use crate::front::bind::{Catalog, FunctionInfo, RelationKind, ResolvedTable, StageQuery, ViewDefinition};
 use crate::ir::{ColumnDef, Leaf, TableId};
+use crate::render::Storage;
+use crate::sql::catalog::DATABASE_TYPE;
 
 use crate::sql::catalog::COLUMNS;
 use crate::sql::catalog::DEFAULTS;
@@ -458,6 +460,25 @@ impl Catalog for SqlCatalog<'_> {
         }
         rows.iter().map(|r| r.text(1)).collect()
     }
+}
+
+/// The kind of the attached database `catalog`, which keeps views (refused when views cannot
+/// live there).
+pub fn storage_of(db: &dyn Sql, catalog: &str) -> Result<Storage> {
+    match database_type(db, catalog)? {
+        None => Ok(Storage::DuckDb),
+        Some(t) => Storage::of_type(&t).ok_or_else(|| unsupported_home(catalog, &t)),
+    }
+}
+
+pub(crate) fn unsupported_home(catalog: &str, ty: &str) -> Error {
+    Error::InvalidArgument(format!(
+        "maintained views are kept in DuckDB or DuckLake databases; '{catalog}' is a {ty} database"
+    ))
+}
+
+pub(crate) fn database_type(db: &dyn Sql, name: &str) -> Result<Option<String>> {
+    Ok(DATABASE_TYPE.rows(db, [name])?.into_iter().next().and_then(|r| r.into_iter().next().flatten()))
 }
 
 #[cfg(test)]
