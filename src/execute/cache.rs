@@ -4,6 +4,7 @@
 
 use std::collections::HashMap;
 
+use super::view::{compile, find_view, signature_change, signature_matches, view_location, ViewRecord};
 use crate::capture::feeds::FeedRows;
 use crate::capture::SourceKind;
 use crate::db::{Cells, Row, Sql};
@@ -16,18 +17,15 @@ use crate::front::macros::Macro;
 use crate::front::strategy::Strategy;
 use crate::ir::{ColumnDef, TableId, ViewQuery};
 use crate::plan::fk_pruning::ForeignKey;
+use crate::plan::mode::Mode;
 use crate::render::OutputColumn;
 use crate::render::{Qualified, Storage};
-use crate::store::settings;
-
-use super::view::{compile, find_view, signature_change, signature_matches, view_location, ViewRecord};
-use crate::plan::mode::Mode;
-
 use crate::sql::capture::LAST_TIMES;
 use crate::sql::capture::TABLE_SIZES;
 use crate::sql::catalog::VIEW_ROWS;
 use crate::sql::views::READ_ONLY;
 use crate::sql::REFRESH_READS;
+use crate::store::settings;
 
 /// Everything a refresh needs to know about a view that does not change between refreshes.
 #[derive(Clone, Debug)]

@@ -2,6 +2,12 @@
 
 use std::time::Instant;
 
+use super::cache::Cache;
+use super::history::{elapsed_ms, record_history, Created, HistoryRow};
+use super::view::{
+    chain_sources, describe, describe_typed, fill, find_view, free_data_table, internal, macros_called, mark_as_ours,
+    output_types, readers_of, signature, stages_read_by, standing, view_location, Standing,
+};
 use crate::ast::TableName;
 use crate::capture::{self, feeds};
 use crate::db::{in_transaction, Cells, Sql};
@@ -14,21 +20,14 @@ use crate::front::strategy::{self, Strategy};
 use crate::ir::{ColumnDef, TableId, ViewQuery};
 use crate::plan::mode;
 use crate::render::{self, OutputColumn, Qualified};
-use crate::store::home;
-use crate::store::metadata;
-use crate::store::settings;
-
-use super::cache::Cache;
-use super::history::{elapsed_ms, record_history, Created, HistoryRow};
-use super::view::{
-    chain_sources, describe, describe_typed, fill, find_view, free_data_table, internal, macros_called, mark_as_ours,
-    output_types, readers_of, signature, stages_read_by, standing, view_location, Standing,
-};
 use crate::sql::catalog::PARSE_TREE;
 use crate::sql::catalog::SCHEMA_EXISTS;
 use crate::sql::views::DELETE as VIEW_DELETE;
 use crate::sql::views::FIND as VIEW_FIND;
 use crate::sql::views::INSERT as VIEW_INSERT;
+use crate::store::home;
+use crate::store::metadata;
+use crate::store::settings;
 
 pub fn create(db: &dyn Sql, cache: &mut Cache, name: &str, query: &str) -> Result<Created> {
     let started = Instant::now();

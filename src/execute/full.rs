@@ -22,10 +22,9 @@ use crate::front::catalog::SqlCatalog;
 use crate::front::strategy::{self, FunctionFacts, Strategy};
 use crate::plan::mode::Mode;
 use crate::render::{self, OutputColumn, Qualified};
-use crate::store::home;
-
 use crate::sql::catalog::PARSE_TREE;
 use crate::sql::views::{INSERT as VIEW_INSERT, MARK_REFRESHED as VIEW_MARK_REFRESHED};
+use crate::store::home;
 
 /// The names and types of a full view's output, as stored in `signature`: a refresh whose
 /// query no longer gives them fails as a schema change instead of inserting other columns.

@@ -7,7 +7,6 @@ use crate::error::Result;
 use crate::front::strategy::Strategy;
 use crate::plan::mode;
 use crate::render::{self, Qualified};
-
 use crate::sql::capture::HISTORY_INSERT;
 
 /// Milliseconds since `t`, to the microsecond: every time openivm reports (refresh results,

@@ -6,7 +6,6 @@ use crate::db::Sql;
 use crate::error::{Error, Result};
 use crate::execute::cache::Cache;
 use crate::front::catalog::{main_table_exists, table_name, SqlCatalog};
-
 use crate::sql::views::FIND as VIEW_FIND;
 
 /// Whether `arg` names a maintained view, resolved as the executor resolves it: in the database

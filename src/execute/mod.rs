@@ -2,16 +2,22 @@
 //! (parse, bind, fill, attach to the tables' change feeds), refresh (capture, plan, apply or
 //! recompute, advance the cursors), explain (the same plan, not applied), drop.
 
+pub mod apply;
 pub mod cache;
 pub mod compile_only;
 pub mod create;
 pub mod database;
+pub mod explain;
 pub mod full;
 pub mod history;
+pub mod key_checks;
 pub mod lookup;
 pub mod nterm;
+pub mod prepare;
+pub mod prepared;
 pub mod refresh;
 pub mod report;
+pub mod round;
 pub mod standing;
 pub mod verify;
 pub mod view;

@@ -1,11 +1,10 @@
 //! Whether a maintained view is still openivm's: not replaced, dropped, renamed or copied
 //! behind its back.
 
-use crate::db::Sql;
-use crate::error::{Error, Result};
-
 use super::cache::Cache;
 use super::view::{renamed_to, standing_of, Standing, ViewRecord};
+use crate::db::Sql;
+use crate::error::{Error, Result};
 
 /// Fails when the view was replaced or dropped behind openivm's back (the comment read from the
 /// cache's round of refreshes when in one).

@@ -3,7 +3,8 @@
 //! it on request by a full refresh.
 
 use super::cache::Cache;
-use super::refresh::{self, Options};
+use super::prepared::Options;
+use super::refresh;
 use crate::db::{Cells, Sql};
 use crate::error::{Error, Result};
 use crate::plan::mode::Requested;

@@ -17,8 +17,6 @@ use crate::front::parse::parse_select;
 use crate::front::strategy::{self, Strategy};
 use crate::ir::{ColumnDef, SourceView, TableId, ViewQuery};
 use crate::render::{self, OutputColumn, Qualified};
-use crate::store::home;
-
 use crate::sql::capture::RELATION_READERS;
 use crate::sql::catalog::PARSE_TREE;
 use crate::sql::catalog::{OVERLOADS, PLAN_TREE};
@@ -27,6 +25,7 @@ use crate::sql::views::ALL as ALL_VIEWS;
 use crate::sql::views::FIND as VIEW_FIND;
 use crate::sql::views::VIEW_COMMENT;
 use crate::sql::Query;
+use crate::store::home;
 
 pub(crate) fn metadata_exists(db: &dyn Sql) -> Result<bool> {
     crate::front::catalog::main_table_exists(db, "openivm_views")

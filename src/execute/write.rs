@@ -44,7 +44,6 @@ use crate::ir::{ColumnDef, Leaf, Shape, TableId};
 use crate::render::capture::{self as capture_sql, Position};
 use crate::render::write::{self as sql, Assignment, Target};
 use crate::render::{self, Qualified};
-
 use crate::sql::catalog::PARSE_TREE;
 
 /// What a write did: the table (fully qualified) and the rows it inserted, deleted or updated.

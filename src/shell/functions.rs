@@ -4,7 +4,7 @@
 use crate::declare::rely_fk;
 use crate::declare::sources;
 use crate::error::{Error, Result};
-use crate::execute::{self, refresh};
+use crate::execute::{self, explain, prepared, refresh};
 use crate::execute::{compile_only, lookup, write};
 use crate::front::catalog::table_name;
 use crate::plan::mode::Requested;
@@ -20,7 +20,7 @@ fn create(inst: &Call, args: &Args) -> Result<Rows> {
     Ok(vec![vec![Value::Text(c.view), Value::Int(c.rows), Value::Text(c.strategy.as_str().to_string())]])
 }
 
-fn options(args: &Args) -> Result<refresh::Options> {
+fn options(args: &Args) -> Result<prepared::Options> {
     let mode =
         match args.named_text("mode") {
             None => None,
@@ -28,7 +28,7 @@ fn options(args: &Args) -> Result<refresh::Options> {
                 Error::InvalidArgument(format!("mode takes 'auto', 'incremental' or 'full', not '{m}'"))
             })?),
         };
-    Ok(refresh::Options { fk_pruning: args.flag("fk_pruning"), mode })
+    Ok(prepared::Options { fk_pruning: args.flag("fk_pruning"), mode })
 }
 
 fn report_row(r: refresh::RefreshReport) -> Vec<Value> {
@@ -88,7 +88,7 @@ fn explain(inst: &Call, args: &Args) -> Result<Rows> {
     let opts = options(args)?;
     let (rows, sources) = inst.with_session(|db, s| {
         s.in_database(db, Some(name), |db, cache, name| {
-            Ok((refresh::explain(db, cache, name, opts)?, refresh::sources_of(db, cache, name)?))
+            Ok((explain::explain(db, cache, name, opts)?, explain::sources_of(db, cache, name)?))
         })
     })?;
     Ok(rows
