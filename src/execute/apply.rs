@@ -83,7 +83,7 @@ impl Prepared {
     /// The term counts of the rule the refresh takes.
     pub(crate) fn counts(&self) -> TermCounts {
         match &self.nterm {
-            Some(nt) => crate::plan::nterm::count(&nt.terms),
+            Some(nt) => crate::plan::terms::count_terms(&nt.terms),
             None => plan::count_terms(&self.plan),
         }
     }

@@ -70,7 +70,8 @@ pub fn plan(f: &Facts) -> Program {
         }
         _ => (vec![], vec![]),
     };
-    let cheaper = !terms.is_empty() && nterm::cheaper(nterm::count(&terms), count_terms(&inclusion_exclusion));
+    let cheaper =
+        !terms.is_empty() && nterm::cheaper(crate::plan::terms::count_terms(&terms), count_terms(&inclusion_exclusion));
     let rule = if f.old_states && cheaper { Rule::NTerm } else { Rule::InclusionExclusion };
     Program { rule, inclusion_exclusion, order, nterm: terms }
 }
@@ -80,7 +81,7 @@ impl Program {
     pub fn counts(&self) -> TermCounts {
         match self.rule {
             Rule::InclusionExclusion => count_terms(&self.inclusion_exclusion),
-            Rule::NTerm => nterm::count(&self.nterm),
+            Rule::NTerm => crate::plan::terms::count_terms(&self.nterm),
         }
     }
 
@@ -106,7 +107,7 @@ impl Program {
                 ie.run, ie.total, ie.fk_pruned, ie.empty_skipped
             ));
         }
-        let nt = nterm::count(&self.nterm);
+        let nt = crate::plan::terms::count_terms(&self.nterm);
         match self.rule {
             Rule::NTerm => Some(format!(
                 "N-term rule: it runs {} of {} terms, inclusion-exclusion {} of {}; leaves in the order {}{}",

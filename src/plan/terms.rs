@@ -144,7 +144,8 @@ pub struct TermCounts {
     pub fk_pruned: usize,
 }
 
-pub fn count_terms(plan: &[(Term, TermStatus)]) -> TermCounts {
+/// The counts of a plan's terms by status, for either rule (a term is a mask or a leaf).
+pub fn count_terms<T>(plan: &[(T, TermStatus)]) -> TermCounts {
     let mut c = TermCounts { total: plan.len(), ..TermCounts::default() };
     for (_, s) in plan {
         match s {
