@@ -5,6 +5,8 @@
 //! `parse` -> `bind` -> `facts` -> `plan` -> `render` -> `execute`, with change capture in
 //! `capture`, writes that record their deltas in `write`, and the DuckDB-facing shell in `shell`.
 
+#[cfg(test)]
+mod algebra_check;
 pub mod ast;
 pub mod bind;
 pub mod capture;
