@@ -16,8 +16,6 @@
 //! - `ast`, `ir`, `db`, `sql`, `error`: the typed vocabulary, the connection trait and the
 //!   fixed statements everything shares.
 
-#[cfg(test)]
-mod algebra_check;
 pub mod ast;
 pub mod capture;
 pub mod db;

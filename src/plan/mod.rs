@@ -8,3 +8,6 @@ pub mod mode;
 pub mod nterm;
 pub mod planner;
 pub mod terms;
+
+#[cfg(test)]
+mod algebra_check;

@@ -37,12 +37,12 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::ast::{Expr, Select, SelectItem};
-use crate::bind::bind;
-use crate::bind::tests::{col, eq, join as join_on, table, TestCatalog};
-use crate::facts::{self, FactSource, FkPruning, ForeignKey, KeyCheck, ProvenRelation};
+use crate::front::bind::bind;
+use crate::front::bind::tests::{col, eq, join as join_on, table, TestCatalog};
 use crate::ir::{TableId, ViewQuery};
-use crate::plan::{self, DeltaShape, Mask, Term, TermStatus};
-use crate::telescope::{self, LeafState};
+use crate::plan::fk_pruning::{self as facts, FactSource, FkPruning, ForeignKey, KeyCheck, ProvenRelation};
+use crate::plan::nterm::{self as telescope, LeafState};
+use crate::plan::terms::{self as plan, DeltaShape, Mask, Term, TermStatus};
 
 /// Random cases per property.
 const CASES: u64 = 1000;
@@ -1019,7 +1019,7 @@ fn the_fk_pruned_n_term_rule_equals_the_change_of_the_join() {
     for case in cases() {
         let shapes = case.shapes();
         let relations = facts::proven_relations(&case.q, &case.fks);
-        let order = telescope::leaf_order(case.n(), &relations);
+        let order = facts::leaf_order(case.n(), &relations);
         let terms = telescope::terms(&order, &shapes, &relations);
         expect_delta(&case, "N-term rule with FK pruning", &n_term(&case, &order, &terms));
         for &(leaf, status) in &terms {
