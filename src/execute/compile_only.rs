@@ -368,7 +368,7 @@ pub fn decide(q: &ViewQuery, r: &Resolved) -> Decision {
         old_states: true,
     });
     let aliases: Vec<String> = q.leaves.iter().map(|l| l.alias.clone()).collect();
-    let reason = program.reason(&aliases, true).unwrap_or_default();
+    let reason = program.reason(&aliases).unwrap_or_default();
     let merge_keys = crate::plan::merge_keys::merge_keys(q, &r.fks)
         .filter(|m| m.usable(|leaf| !insert_only[leaf]))
         .map(|m| m.matched);

@@ -25,9 +25,7 @@ use crate::sql::catalog::SCHEMA_EXISTS;
 use crate::sql::views::DELETE as VIEW_DELETE;
 use crate::sql::views::FIND as VIEW_FIND;
 use crate::sql::views::INSERT as VIEW_INSERT;
-use crate::store::home;
-use crate::store::metadata;
-use crate::store::settings;
+use crate::store::{home, metadata, settings};
 
 pub fn create(db: &dyn Sql, cache: &mut Cache, name: &str, query: &str) -> Result<Created> {
     let started = Instant::now();

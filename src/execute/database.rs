@@ -16,8 +16,7 @@ use std::collections::HashMap;
 use super::cache::Cache;
 use crate::db::Sql;
 use crate::error::{Error, Result};
-use crate::front::catalog::{database_type, unsupported_home};
-use crate::front::catalog::{table_name, view_database, SqlCatalog};
+use crate::front::catalog::{database_type, table_name, unsupported_home, view_database, SqlCatalog};
 use crate::render::{self, Storage};
 use crate::sql::catalog::SCHEMA_EXISTS;
 

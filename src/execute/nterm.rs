@@ -47,28 +47,30 @@ pub fn old_snapshot(feed: &crate::capture::feeds::Feed) -> Option<i64> {
     w.and_then(|w| w.parse().ok())
 }
 
-/// The old state of every table, as `AT (VERSION => n)` sources in `tables` order, when all of
-/// them are DuckLake tables whose snapshot the view last applied is known and still readable;
-/// else why not (None: not every table is in DuckLake, so the rule does not apply at all).
-pub fn old_states(db: &dyn Sql, tables: &[TableInput]) -> Result<std::result::Result<Vec<String>, Option<String>>> {
-    if tables.is_empty() || !tables.iter().all(|t| matches!(t.kind, SourceKind::DuckLake(_))) {
-        return Ok(Err(None));
-    }
+/// Whether every table of the view is a DuckLake table, whose old states time travel may read.
+pub fn all_in_ducklake(tables: &[TableInput]) -> bool {
+    !tables.is_empty() && tables.iter().all(|t| matches!(t.kind, SourceKind::DuckLake(_)))
+}
+
+/// The old state of every table of an all-DuckLake view (`all_in_ducklake`), as
+/// `AT (VERSION => n)` sources in `tables` order, when the snapshot the view last applied is
+/// known and still readable for each; else why not.
+pub fn old_states(db: &dyn Sql, tables: &[TableInput]) -> Result<std::result::Result<Vec<String>, String>> {
     let mut old = Vec::new();
     for t in tables {
         let Some(snapshot) = t.old_snapshot else {
-            return Ok(Err(Some(
+            return Ok(Err(
                 "inclusion-exclusion rule: the snapshot at which the view has a table is not known (its cursor was \
                  written by an earlier version, or its feed restarted)"
                     .into(),
-            )));
+            ));
         };
         // The old state must still be readable (not expired).
         if db.scalar_int(&lake_sql::snapshots_between(&t.table.catalog, snapshot - 1, snapshot), &[])? != 1 {
-            return Ok(Err(Some(format!(
+            return Ok(Err(format!(
                 "inclusion-exclusion rule: the old state of '{}' (snapshot {snapshot}) was expired",
                 t.table.dotted()
-            ))));
+            )));
         }
         old.push(lake_sql::at_version(t.table, snapshot));
     }

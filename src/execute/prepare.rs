@@ -425,7 +425,7 @@ pub(crate) fn second_transaction(
             old_snapshot: super::nterm::old_snapshot(&i.feed),
         })
         .collect();
-    let all_lake = !lake_tables.is_empty() && lake_tables.iter().all(|t| matches!(t.kind, SourceKind::DuckLake(_)));
+    let all_lake = super::nterm::all_in_ducklake(&lake_tables);
     let aliases: Vec<String> = c.q.leaves.iter().map(|l| l.alias.clone()).collect();
     let spans = c.q.spans();
     let facts = planner::Facts {
@@ -436,7 +436,7 @@ pub(crate) fn second_transaction(
         old_states: all_lake,
     };
     let mut program = planner::plan(&facts);
-    let mut rule_note = program.reason(&aliases, all_lake);
+    let mut rule_note = program.reason(&aliases);
     let mut nterm = None;
     if program.rule == Rule::NTerm {
         match super::nterm::old_states(db, &lake_tables)? {
@@ -447,7 +447,7 @@ pub(crate) fn second_transaction(
             }
             Err(why) => {
                 program = planner::plan(&planner::Facts { old_states: false, ..facts });
-                rule_note = why;
+                rule_note = Some(why);
             }
         }
     }

@@ -7,8 +7,7 @@
 //! and the refresh runs again from the start, as after any failed refresh.
 
 use super::cache::Cache;
-use crate::db::in_transaction;
-use crate::db::Sql;
+use crate::db::{in_transaction, Sql};
 use crate::error::{Error, Result, SqlErrorKind};
 use crate::front::catalog::SqlCatalog;
 use crate::front::strategy::Strategy;

@@ -57,6 +57,8 @@ pub struct Program {
     /// operation.
     pub order: Vec<usize>,
     pub nterm: Vec<(usize, TermStatus)>,
+    /// Whether the old states could be read (`Facts::old_states`): the N-term rule was a choice.
+    pub old_states: bool,
 }
 
 /// Plans the delta program of one refresh (or compile-only call) from `f`.
@@ -73,7 +75,7 @@ pub fn plan(f: &Facts) -> Program {
     let cheaper =
         !terms.is_empty() && nterm::cheaper(crate::plan::terms::count_terms(&terms), count_terms(&inclusion_exclusion));
     let rule = if f.old_states && cheaper { Rule::NTerm } else { Rule::InclusionExclusion };
-    Program { rule, inclusion_exclusion, order, nterm: terms }
+    Program { rule, inclusion_exclusion, order, nterm: terms, old_states: f.old_states }
 }
 
 impl Program {
@@ -96,9 +98,12 @@ impl Program {
         }
     }
 
-    /// Why the program has its rule, naming leaves by `aliases`; None for a single join whose
-    /// old states cannot be read (inclusion-exclusion is then the only rule).
-    pub fn reason(&self, aliases: &[String], old_states: bool) -> Option<String> {
+    /// Why the program has its rule, naming leaves by `aliases`; None when the old states cannot
+    /// be read (inclusion-exclusion is then the only rule).
+    pub fn reason(&self, aliases: &[String]) -> Option<String> {
+        if !self.old_states {
+            return None;
+        }
         let ie = count_terms(&self.inclusion_exclusion);
         if self.nterm.is_empty() {
             return Some(format!(
@@ -118,11 +123,10 @@ impl Program {
                 self.order.iter().map(|&i| aliases.get(i).map_or("?", |a| a.as_str())).collect::<Vec<_>>().join(", "),
                 if nt.fk_pruned > 0 { " (referenced leaves first, so their insert-only terms are empty)" } else { "" }
             )),
-            Rule::InclusionExclusion if old_states => Some(format!(
+            Rule::InclusionExclusion => Some(format!(
                 "inclusion-exclusion rule: it runs {} of {} terms, the N-term rule would run {} of {}",
                 ie.run, ie.total, nt.run, nt.total
             )),
-            Rule::InclusionExclusion => None,
         }
     }
 }
@@ -161,7 +165,7 @@ mod tests {
         let p = plan(&facts(&[(0, 3)], &shapes, &[], false));
         assert_eq!(p.rule, Rule::InclusionExclusion);
         assert_eq!(p.counts().run, 7);
-        assert_eq!(p.reason(&[], false), None);
+        assert_eq!(p.reason(&[]), None);
     }
 
     #[test]
@@ -179,7 +183,7 @@ mod tests {
         let one = [S::INSERTS | S::DELETES, S::INSERTS, S::INSERTS | S::DELETES];
         let p = plan(&facts(&[(0, 3)], &one, &[rel(0, 1)], true));
         assert_eq!((p.rule, p.counts().run, p.order.clone()), (Rule::NTerm, 2, vec![1, 0, 2]));
-        assert!(p.reason(&["f".into(), "d1".into(), "d2".into()], true).unwrap().contains("order d1, f, d2"));
+        assert!(p.reason(&["f".into(), "d1".into(), "d2".into()]).unwrap().contains("order d1, f, d2"));
     }
 
     #[test]
@@ -188,6 +192,6 @@ mod tests {
         let p = plan(&facts(&[(0, 2), (2, 1)], &shapes, &[], true));
         assert_eq!(p.rule, Rule::InclusionExclusion);
         assert!(p.nterm.is_empty());
-        assert!(p.reason(&[], true).unwrap().starts_with("a set operation"));
+        assert!(p.reason(&[]).unwrap().starts_with("a set operation"));
     }
 }
