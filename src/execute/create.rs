@@ -63,10 +63,20 @@ pub fn create(db: &dyn Sql, cache: &mut Cache, name: &str, query: &str) -> Resul
     };
     // A sum too large for its 64-bit column fails the fill: the whole create runs again with
     // 128-bit sums (see `render::stored_table`).
-    let created = match in_transaction(db, || attempt(Sums::Narrow)) {
+    let mut created = match in_transaction(db, || attempt(Sums::Narrow)) {
         Err(Error::Sql { kind: SqlErrorKind::Conversion, .. }) => in_transaction(db, || attempt(Sums::Wide))?,
         other => other?,
     };
+    // A subquery whose hidden stage another view made already reads that stage (`make_stage`),
+    // and the fill read its stored rows: they lag the stage's tables by whatever changed since
+    // the stage's last refresh (a refresh of its other readers). The view is therefore refreshed
+    // at once, its stages first (a stage just made finds nothing changed): the stage's batch is
+    // logged for the new view, whose cursor is at the stored rows it was filled from.
+    let at = view_location(&defaults, name)?;
+    if !stages_read_by(db, &at)?.is_empty() {
+        super::refresh::refresh_cascade(db, cache, name, super::prepared::Options::default(), false)?;
+        created.rows = db.scalar_int(&render::count_rows(&at), &[])?;
+    }
     Ok(created)
 }
 

@@ -231,7 +231,21 @@ pub fn visible_rows(q: &ViewQuery, from: &str, outputs: &[OutputColumn], sum_kin
                             var
                         }
                     }
-                    AggFunc::Sum => format!("CASE WHEN {nn} = 0 THEN NULL ELSE {sum} END"),
+                    AggFunc::Sum => {
+                        // A sum stored in 64 bits while it fits (`stored_table`) is read back in
+                        // DuckDB SUM's own type (HUGEINT, DECIMAL(38,s)): an expression over it
+                        // (2 * SUM(x)) then computes in 128 bits as the query does, where the
+                        // narrow column would overflow.
+                        let sum = match SumInput::of(a.arg_type.as_deref()) {
+                            SumInput::Integer => format!("CAST({sum} AS HUGEINT)"),
+                            SumInput::Decimal => match a.arg_type.as_deref().and_then(decimal_scale) {
+                                Some(scale) => format!("CAST({sum} AS DECIMAL(38,{scale}))"),
+                                None => sum,
+                            },
+                            _ => sum,
+                        };
+                        format!("CASE WHEN {nn} = 0 THEN NULL ELSE {sum} END")
+                    }
                     AggFunc::Avg => {
                         let rule = avg_rule(keys, sets.is_some(), aggregates, j, host_avg_rule());
                         exact_average(&sum, &nn, sum_kinds.get(j).copied().unwrap_or(SumKind::Float), rule)
