@@ -215,6 +215,18 @@ impl Feed {
         }
     }
 
+    /// Whether a capture moved this feed: it found rows (on the feed's columns, whichever views
+    /// read them), took the open batch, or saw a new watermark, size or row count. Such a capture
+    /// must be recorded even when the refreshing view's own delta is empty, or the batch it took
+    /// out of the table's change log is lost for the feed's other views.
+    pub fn moved_by(&self, fresh: &Fresh) -> bool {
+        fresh.stats.rows > 0
+            || fresh.watermark != self.watermark
+            || fresh.size_seen != self.size_seen
+            || fresh.row_count != self.row_count
+            || fresh.took_pending
+    }
+
     /// Whether a capture of this feed may find its batch to be the open batch alone: writes through
     /// openivm wait in it, and (for an append-only table) the appended-row count did not move since
     /// the last capture, a hint the capture's statistics confirm. Before such a capture the logged

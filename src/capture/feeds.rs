@@ -646,11 +646,7 @@ pub fn commit(
     let nothing_older = feed.log_rows == 0;
     // The row count too: a restart after rows were inserted below a key watermark (a broken
     // promise) can keep the watermark and the appended-row count, and must still record it.
-    let changed = fresh.stats.rows > 0
-        || fresh.watermark != feed.watermark
-        || fresh.size_seen != feed.size_seen
-        || fresh.row_count != feed.row_count
-        || fresh.took_pending;
+    let changed = feed.moved_by(fresh);
     let mut appended = false;
     if changed {
         let mut advanced = false;

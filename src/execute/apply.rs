@@ -468,10 +468,9 @@ pub(crate) fn is_noop(p: &Prepared) -> bool {
         && p.inputs.iter().all(|i| {
             i.stats.rows == 0
                 && i.feed.cursor >= i.feed.seq
-                && i.fresh.watermark == i.feed.watermark
+                && !i.feed.moved_by(&i.fresh)
                 && i.switch_to.is_none()
                 && !i.round_owned
-                && !i.fresh.took_pending
         })
 }
 

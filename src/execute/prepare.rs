@@ -145,12 +145,7 @@ pub(crate) fn first_transaction(db: &dyn Sql, cache: &mut Cache, name: &str, opt
     }
     let all_captured = inputs.iter().all(|i| i.is_some());
     let nothing = all_captured
-        && inputs.iter().flatten().all(|i| {
-            i.stats.rows == 0
-                && i.fresh.size_seen == i.feed.size_seen
-                && i.fresh.watermark == i.feed.watermark
-                && !i.fresh.took_pending
-        })
+        && inputs.iter().flatten().all(|i| i.stats.rows == 0 && !i.feed.moved_by(&i.fresh))
         && requested != Requested::Full;
     if nothing {
         return Ok(First::NothingToDo { c });
