@@ -1,10 +1,11 @@
 //! The one interface through which the core runs SQL. The shell's kept connection implements
 //! it; everything above it only sees rows of text.
 //!
-//! Reading a result: `row.text(i)?`, `row.int(i)?`, `row.opt_text(i)?`, `row.json_list(i)?`
-//! (the `Cells` trait) return `Error::Internal` naming the column and the value when a column
-//! is missing, NULL where a value is required, or not of the expected form. They never panic and
-//! never substitute a default; a caller that wants one says so (`row.opt_text(i)?.unwrap_or_default()`).
+//! Reading a result: rows are read into types, a struct declared with `typed_row!` (its fields
+//! in the order of the query's columns) or a tuple, through `read_all`/`read_one`; the cells are
+//! read by position only here (`FromCell`, the `Cells` trait). A column that is missing, NULL
+//! where a value is required, or not of the expected form is an `Error::Internal` naming the
+//! column and the value: never a panic, never a default substituted.
 
 use crate::error::{Error, Result};
 
@@ -131,6 +132,112 @@ pub trait FromRow: Sized {
     fn from_row(row: &Row) -> Result<Self>;
 }
 
+/// A value read from cell `i` of a row (the types a `typed_row!` field or a tuple may have).
+pub trait FromCell: Sized {
+    fn from_cell(row: &[Option<String>], i: usize) -> Result<Self>;
+}
+
+impl FromCell for String {
+    fn from_cell(row: &[Option<String>], i: usize) -> Result<Self> {
+        row.text(i)
+    }
+}
+
+impl FromCell for Option<String> {
+    fn from_cell(row: &[Option<String>], i: usize) -> Result<Self> {
+        Ok(row.opt_text(i)?.map(str::to_string))
+    }
+}
+
+impl FromCell for i64 {
+    fn from_cell(row: &[Option<String>], i: usize) -> Result<Self> {
+        row.int(i)
+    }
+}
+
+impl FromCell for Option<i64> {
+    fn from_cell(row: &[Option<String>], i: usize) -> Result<Self> {
+        row.opt_int(i)
+    }
+}
+
+impl FromCell for bool {
+    fn from_cell(row: &[Option<String>], i: usize) -> Result<Self> {
+        row.bool(i)
+    }
+}
+
+impl FromCell for Option<bool> {
+    fn from_cell(row: &[Option<String>], i: usize) -> Result<Self> {
+        match row.opt_text(i)? {
+            None => Ok(None),
+            Some(_) => row.bool(i).map(Some),
+        }
+    }
+}
+
+/// A cell holding a JSON array of strings (column lists in metadata).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct JsonList(pub Vec<String>);
+
+impl FromCell for JsonList {
+    fn from_cell(row: &[Option<String>], i: usize) -> Result<Self> {
+        row.json_list(i).map(JsonList)
+    }
+}
+
+macro_rules! tuple_from_row {
+    ($($t:ident $i:tt),+) => {
+        impl<$($t: FromCell),+> FromRow for ($($t,)+) {
+            fn from_row(row: &Row) -> Result<Self> {
+                Ok(($($t::from_cell(row, $i)?,)+))
+            }
+        }
+    };
+}
+tuple_from_row!(A 0);
+tuple_from_row!(A 0, B 1);
+tuple_from_row!(A 0, B 1, C 2);
+tuple_from_row!(A 0, B 1, C 2, D 3);
+tuple_from_row!(A 0, B 1, C 2, D 3, E 4);
+tuple_from_row!(A 0, B 1, C 2, D 3, E 4, F 5);
+
+/// A struct read from a result row, its fields in the order of the query's columns: declares
+/// the struct and its `FromRow`.
+macro_rules! typed_row {
+    ($(#[$meta:meta])* $vis:vis struct $name:ident {
+        $($(#[$fmeta:meta])* $fvis:vis $field:ident : $ty:ty),+ $(,)?
+    }) => {
+        $(#[$meta])* $vis struct $name { $($(#[$fmeta])* $fvis $field: $ty),+ }
+
+        impl $crate::db::FromRow for $name {
+            fn from_row(row: &$crate::db::Row) -> $crate::error::Result<Self> {
+                let mut _i = 0usize;
+                Ok($name {
+                    $($field: {
+                        let v = <$ty as $crate::db::FromCell>::from_cell(row, _i)?;
+                        _i += 1;
+                        v
+                    }),+
+                })
+            }
+        }
+    };
+}
+#[allow(unused_imports)]
+pub(crate) use typed_row;
+
+/// The one row of a result read into `T` (an error naming the query when there is none).
+pub fn read_one<T: FromRow>(rows: &[Row], sql: &str) -> Result<T> {
+    T::from_row(rows.first().ok_or_else(|| no_row(sql))?)
+}
+
+/// A row whose first column says which of several layouts (of one UNION ALL) the rest has:
+/// the tag and the rest.
+pub fn tagged(row: &Row) -> Result<(i64, Row)> {
+    Ok((row.int(0)?, row.get(1..).unwrap_or_default().to_vec()))
+}
+
 /// Typed access to the cells of a row.
 pub trait Cells {
     /// The cell `i`: `Err` if the row has no such column; `None` for NULL.
@@ -212,6 +319,32 @@ mod tests {
         assert_eq!(r.opt_text(2).unwrap(), None);
         assert!(r.bool(3).unwrap());
         assert_eq!(r.json_list(4).unwrap(), vec!["x", "y"]);
+    }
+
+    typed_row! {
+        #[derive(Debug)]
+        struct Sample {
+            name: String,
+            n: i64,
+            note: Option<String>,
+            flag: bool,
+            cols: JsonList,
+        }
+    }
+
+    #[test]
+    fn reads_typed_rows_in_column_order() {
+        let r = row(&[Some("a"), Some("42"), None, Some("true"), Some(r#"["x","y"]"#)]);
+        let s: Sample = read_one(&[r.clone()], "q").unwrap();
+        assert_eq!((s.name.as_str(), s.n, s.note, s.flag), ("a", 42, None, true));
+        assert_eq!(s.cols.0, vec!["x", "y"]);
+        let t: (String, i64) = FromRow::from_row(&r).unwrap();
+        assert_eq!(t, ("a".to_string(), 42));
+        let e = Sample::from_row(&row(&[Some("a"), Some("x")])).unwrap_err().to_string();
+        assert!(e.contains("'x' where an integer"), "{e}");
+        assert!(read_one::<(String,)>(&[], "SELECT 1").unwrap_err().to_string().contains("SELECT 1"));
+        let (tag, rest) = tagged(&row(&[Some("2"), Some("b")])).unwrap();
+        assert_eq!((tag, rest), (2, row(&[Some("b")])));
     }
 
     #[test]
