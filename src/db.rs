@@ -155,9 +155,28 @@ impl FromCell for i64 {
     }
 }
 
+impl FromCell for u64 {
+    fn from_cell(row: &[Option<String>], i: usize) -> Result<Self> {
+        let n = row.int(i)?;
+        u64::try_from(n).map_err(|_| Error::Internal(format!("result column {i} holds {n} where a count was expected")))
+    }
+}
+
 impl FromCell for Option<i64> {
     fn from_cell(row: &[Option<String>], i: usize) -> Result<Self> {
         row.opt_int(i)
+    }
+}
+
+impl FromCell for Option<f64> {
+    fn from_cell(row: &[Option<String>], i: usize) -> Result<Self> {
+        row.opt_text(i)?
+            .map(|s| {
+                s.trim()
+                    .parse()
+                    .map_err(|_| Error::Internal(format!("result column {i} holds '{s}' where a number was expected")))
+            })
+            .transpose()
     }
 }
 
@@ -201,6 +220,13 @@ tuple_from_row!(A 0, B 1, C 2);
 tuple_from_row!(A 0, B 1, C 2, D 3);
 tuple_from_row!(A 0, B 1, C 2, D 3, E 4);
 tuple_from_row!(A 0, B 1, C 2, D 3, E 4, F 5);
+
+/// A row of integers only, as wide as the query made it (one count per part of a statement).
+impl FromRow for Vec<i64> {
+    fn from_row(row: &Row) -> Result<Self> {
+        (0..row.len()).map(|i| row.int(i)).collect()
+    }
+}
 
 /// A struct read from a result row, its fields in the order of the query's columns: declares
 /// the struct and its `FromRow`.

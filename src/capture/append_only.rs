@@ -14,7 +14,7 @@
 
 use super::batch::{temp_name, DeltaStats, Fresh};
 use super::feed::Feed;
-use crate::db::{Cells, Row, Sql};
+use crate::db::{read_one, typed_row, Sql};
 use crate::error::{Error, Result};
 use crate::render::capture::{self as sql, Position};
 use crate::render::{self, Qualified};
@@ -53,8 +53,27 @@ pub fn size_accounted(feed: &Feed, size_now: i64, count: i64, pos: &Position, wa
 pub fn capture(db: &dyn Sql, feed: &Feed, pos: &Position, name: &str, size_now: i64) -> Result<Fresh> {
     let read = read(db, feed, pos, name, size_now)?;
     // The batch's size and last position, and the table's row count, in one statement.
-    let row = db.query(&sql::fresh_stats(&[read.part(feed, pos)]))?;
-    finish(db, feed, pos, read, row.first(), name, size_now)
+    let stats = read_one(&db.query(&sql::fresh_stats(&[read.part(feed, pos)]))?, "fresh_stats")?;
+    finish(db, feed, pos, read, &stats, name, size_now)
+}
+
+typed_row! {
+    /// A row of `sql::fresh_stats`, for one batch.
+    pub struct FreshStats {
+        /// Rows appended past the watermark (those with a position).
+        pub appended: u64,
+        /// The batch's deleted rows.
+        pub deletes: u64,
+        pub last_position: Option<String>,
+        /// The table's row count.
+        pub table_rows: i64,
+        /// The part's number in the statement.
+        pub part: i64,
+        /// All the batch's rows, the open batch's included.
+        pub rows: u64,
+        /// Rows of a log read in place that are not the open batch's (0 for a copy).
+        pub others: u64,
+    }
 }
 
 /// Where the first half of a capture left its batch.
@@ -117,11 +136,11 @@ pub fn finish(
     feed: &Feed,
     pos: &Position,
     read: Read,
-    row: Option<&Row>,
+    stats: &FreshStats,
     name: &str,
     size_now: i64,
 ) -> Result<Fresh> {
-    finish_read(db, feed, pos, read, row, name, size_now, true)
+    finish_read(db, feed, pos, read, stats, name, size_now, true)
 }
 
 /// `finish`; `follow` is false for the batch read again past a watermark `renumbered` moved.
@@ -131,7 +150,7 @@ fn finish_read(
     feed: &Feed,
     pos: &Position,
     read: Read,
-    row: Option<&Row>,
+    row: &FreshStats,
     name: &str,
     size_now: i64,
     follow: bool,
@@ -139,21 +158,17 @@ fn finish_read(
     let fresh = match read {
         Read::Copied(fresh) => Some(fresh),
         Read::InLog(_) => {
-            let appended = row.map(|r| r.int(0)).transpose()?.unwrap_or(0);
-            let others = row.map(|r| r.int(6)).transpose()?.unwrap_or(0);
-            if appended > 0 || others > 0 {
+            if row.appended > 0 || row.others > 0 {
                 let read = copy(db, feed, pos, name)?;
-                let row = db.query(&sql::fresh_stats(&[read.part(feed, pos)]))?;
-                return finish_read(db, feed, pos, read, row.first(), name, size_now, follow);
+                let again = read_one(&db.query(&sql::fresh_stats(&[read.part(feed, pos)]))?, "fresh_stats")?;
+                return finish_read(db, feed, pos, read, &again, name, size_now, follow);
             }
             None
         }
     };
-    // The appended rows (with a position) and the batch's deletes, then all its rows.
-    let (appended, max_position) = DeltaStats::from_row(row)?;
-    let count = row.map(|r| r.int(3)).transpose()?.unwrap_or(0);
-    let all = row.map(|r| r.int(5)).transpose()?.unwrap_or(0);
-    let stats = DeltaStats { rows: u64::try_from(all).unwrap_or(0), deletes: appended.deletes };
+    let appended = DeltaStats { rows: row.appended, deletes: row.deletes };
+    let (count, max_position) = (row.table_rows, row.last_position.clone());
+    let stats = DeltaStats { rows: row.rows, deletes: row.deletes };
     let expected = feed.row_count + appended.rows as i64;
     if let Some(watermark) = follow.then(|| renumbered(db, feed, pos, size_now, count, expected)).transpose()?.flatten()
     {
@@ -163,8 +178,8 @@ fn finish_read(
         }
         let moved = Feed { watermark: Some(watermark.to_string()), ..feed.clone() };
         let read = copy(db, &moved, pos, name)?;
-        let row = db.query(&sql::fresh_stats(&[read.part(&moved, pos)]))?;
-        return finish_read(db, &moved, pos, read, row.first(), name, size_now, false);
+        let again = read_one(&db.query(&sql::fresh_stats(&[read.part(&moved, pos)]))?, "fresh_stats")?;
+        return finish_read(db, &moved, pos, read, &again, name, size_now, false);
     }
     if let Some(f) = fresh.as_ref().filter(|_| stats.rows == 0) {
         db.execute(&render::drop_table(f))?;
@@ -194,6 +209,7 @@ fn finish_read(
         net: None,
         took_pending: feed.pending_rows > 0,
         logged,
+        facts: None,
     })
 }
 
@@ -268,6 +284,7 @@ fn broken_promise(feed: &Feed, pos: &Position, count: i64, expected: i64, append
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::capture::feed::Reader;
     use crate::capture::SourceKind;
     use crate::ir::TableId;
 
@@ -287,11 +304,7 @@ mod tests {
             batch_rows: -1,
             batch_deletes: -1,
             batch_facts: None,
-            captured_facts: None,
-            cursor: 0,
-            cursor_watermark: None,
-            consumers: 1,
-            others_min: None,
+            reader: Reader { consumers: 1, ..Reader::default() },
         }
     }
 

@@ -1,7 +1,8 @@
 //! A captured batch: the change sources, a batch's statistics, the fresh batch a capture
 //! returns, and the temp tables that hold deltas.
 
-use crate::db::{Cells, Row, Sql};
+use super::batch_facts::BatchFacts;
+use crate::db::{FromRow, Row, Sql};
 use crate::error::{Error, Result};
 use crate::ir::ColumnDef;
 use crate::plan::terms::DeltaShape;
@@ -58,10 +59,8 @@ impl DeltaStats {
     /// Reads (rows, deletes, ...) from a stats query's single row.
     pub(crate) fn from_row(row: Option<&Row>) -> Result<(DeltaStats, Option<String>)> {
         let row = row.ok_or_else(|| Error::Internal("a delta statistics query returned no row".into()))?;
-        let n = |i: usize| -> Result<u64> {
-            u64::try_from(row.int(i)?).map_err(|_| Error::Internal("a negative delta row count".into()))
-        };
-        Ok((DeltaStats { rows: n(0)?, deletes: n(1)? }, row.opt_text(2)?.map(str::to_string)))
+        let (rows, deletes, extra): (u64, u64, Option<String>) = FromRow::from_row(row)?;
+        Ok((DeltaStats { rows, deletes }, extra))
     }
 }
 
@@ -82,6 +81,9 @@ pub struct Fresh {
     pub took_pending: bool,
     /// Rows of the batch that came from the open batch: they are in the log already.
     pub logged: u64,
+    /// What this refresh's key checks found about the batch, recorded as the feed's batch facts
+    /// if the commit logs the whole batch.
+    pub facts: Option<BatchFacts>,
 }
 
 /// The columns of a table a feed tracks, in table order (the feed's identity with the table).

@@ -9,7 +9,7 @@
 
 use super::batch::{temp_name, DeltaStats, Fresh};
 use super::feed::Feed;
-use crate::db::{Cells, Sql};
+use crate::db::{read_one, Sql};
 use crate::error::Result;
 use crate::render::{self, capture as sql};
 
@@ -30,9 +30,16 @@ pub fn changed(db: &dyn Sql, feeds: &[&Feed]) -> Result<Vec<bool>> {
         return Ok(vec![]);
     }
     let parts: Vec<String> = feeds.iter().map(|f| sql::net_change(&f.table, &f.snapshot(), &f.columns)).collect();
-    let rows = db.query(&sql::any_net_change(&parts))?;
-    let row = rows.first().ok_or_else(|| crate::error::Error::Internal("no row from a diff probe".into()))?;
-    (0..feeds.len()).map(|i| Ok(row.int(i)? > 0)).collect()
+    let probe = sql::any_net_change(&parts);
+    let counts: Vec<i64> = read_one(&db.query(&probe)?, &probe)?;
+    if counts.len() != feeds.len() {
+        return Err(crate::error::Error::Internal(format!(
+            "a diff probe of {} tables gave {} counts",
+            feeds.len(),
+            counts.len()
+        )));
+    }
+    Ok(counts.into_iter().map(|n| n > 0).collect())
 }
 
 pub fn capture(db: &dyn Sql, feed: &Feed, name: &str, size_now: i64) -> Result<Fresh> {
@@ -55,6 +62,7 @@ pub fn capture(db: &dyn Sql, feed: &Feed, name: &str, size_now: i64) -> Result<F
         net: Some(net),
         took_pending: false,
         logged: 0,
+        facts: None,
     })
 }
 

@@ -20,7 +20,7 @@
 
 use super::batch::{temp_name, DeltaStats, Fresh};
 use super::feed::Feed;
-use crate::db::{Cells, Sql};
+use crate::db::{read_all, Sql};
 use crate::error::{Error, Result};
 use crate::ir::TableId;
 use crate::render::capture as sql;
@@ -124,8 +124,8 @@ pub fn segments(snapshots: &[(i64, Touch)]) -> Vec<Segment> {
 
 /// The DuckLake id of a live table (None: no such table in the lake's metadata).
 pub fn table_id(db: &dyn Sql, t: &TableId) -> Result<Option<i64>> {
-    let rows = db.query(&lake_sql::table_id(t))?;
-    rows.first().map(|r| r.int(0)).transpose()
+    let rows: Vec<(i64,)> = read_all(&db.query(&lake_sql::table_id(t))?)?;
+    Ok(rows.first().map(|&(id,)| id))
 }
 
 /// The snapshot this transaction reads the lake at.
@@ -179,8 +179,10 @@ pub fn deletes_pending(db: &dyn Sql, feed: &Feed, id: i64) -> Result<bool> {
 /// what `ducklake_snapshot_changes` says each snapshot did to it).
 fn pending_segments(db: &dyn Sql, feed: &Feed, id: i64, after: i64, to: i64) -> Result<Vec<Segment>> {
     let mut touched = Vec::new();
-    for r in db.query(&lake_sql::snapshot_changes(&feed.table.catalog, after, to))? {
-        touched.push((r.int(0)?, touch(&r.text(1)?, id)));
+    let changes: Vec<(i64, String)> =
+        read_all(&db.query(&lake_sql::snapshot_changes(&feed.table.catalog, after, to))?)?;
+    for (snapshot, changed) in changes {
+        touched.push((snapshot, touch(&changed, id)));
     }
     Ok(segments(&touched))
 }

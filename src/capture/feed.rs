@@ -3,7 +3,7 @@
 
 use super::batch::{DeltaStats, Fresh, SourceKind};
 use super::batch_facts::BatchFacts;
-use crate::db::{Cells, Sql};
+use crate::db::{typed_row, FromRow, Row, Sql};
 use crate::error::{Error, Result};
 use crate::ir::{ColumnDef, TableId};
 use crate::render::capture::{self as sql, Position};
@@ -17,7 +17,29 @@ pub type ViewName = (String, String);
 /// A view's delta of one table: its relation (None: nothing to apply) and statistics.
 pub type ViewDelta = (Option<Qualified>, DeltaStats);
 
-/// One feed, with the reading view's cursor into it.
+typed_row! {
+    /// A feed's row in `openivm.feeds`, as `feeds_of_view.sql` reads it.
+    pub struct StoredFeed {
+        pub id: i64,
+        pub table_catalog: String,
+        pub table_schema: String,
+        pub table_name: String,
+        pub columns: String,
+        pub source: String,
+        pub key_column: Option<String>,
+        pub watermark: Option<String>,
+        pub row_count: i64,
+        pub size_seen: i64,
+        pub seq: i64,
+        pub log_rows: i64,
+        pub pending_rows: i64,
+        pub batch_rows: i64,
+        pub batch_deletes: i64,
+        pub batch_facts: Option<String>,
+    }
+}
+
+/// One feed: its persisted state, and the reading view's position in it.
 #[derive(Clone, Debug)]
 pub struct Feed {
     pub id: i64,
@@ -38,19 +60,29 @@ pub struct Feed {
     pub batch_deletes: i64,
     /// What a key check found about batch `seq` (see `fk_pruning`).
     pub batch_facts: Option<BatchFacts>,
-    /// What this refresh's key checks found about the batch it captured, recorded as batch
-    /// `seq`'s facts if the commit logs the whole batch.
-    pub captured_facts: Option<BatchFacts>,
+    pub reader: Reader,
+}
+
+/// The reading view's position in a feed, and the feed's other readers.
+#[derive(Clone, Debug, Default)]
+pub struct Reader {
     /// The reading view's cursor (the feed's `seq` for a view not attached yet).
     pub cursor: i64,
     /// The feed's watermark when the reading view's cursor last moved (None: not recorded, or
     /// the feed has none): a DuckLake feed's snapshot at which the view's state of the table is.
-    pub cursor_watermark: Option<String>,
+    pub watermark: Option<String>,
     /// Views with a cursor into this feed.
     pub consumers: i64,
     /// The oldest cursor of the feed's other views (None: no other view, or not read), as
     /// `of_view` read them: with the reading view's cursor it says how far the log is trimmed.
     pub others_min: Option<i64>,
+}
+
+impl Reader {
+    /// A reader at `seq` with no other view known.
+    pub fn at(seq: i64) -> Reader {
+        Reader { cursor: seq, ..Reader::default() }
+    }
 }
 
 impl Feed {
@@ -79,52 +111,55 @@ impl Feed {
         self.internal("pending")
     }
 
-    pub(super) fn from_row(catalog: &str, r: &[Option<String>]) -> Result<Feed> {
-        let t = |i| r.text(i);
-        let n = |i| r.int(i);
-        let columns: Vec<ColumnDef> = serde_json::from_str(&t(4)?)
+    /// The feed a stored row describes, in the database `catalog`, read by no view yet.
+    pub(super) fn from_stored(catalog: &str, r: StoredFeed) -> Result<Feed> {
+        let columns: Vec<ColumnDef> = serde_json::from_str(&r.columns)
             .map_err(|e| Error::Internal(format!("a feed's column list is not readable: {e}")))?;
-        let kind = match t(5)?.as_str() {
+        let kind = match r.source.as_str() {
             "diff" => SourceKind::Diff,
-            "append_only" => {
-                let key = t(6)?;
-                if key.is_empty() {
-                    SourceKind::AppendOnly(Position::RowId)
-                } else {
-                    let c: ColumnDef = serde_json::from_str(&key)
+            "append_only" => match r.key_column.as_deref().filter(|k| !k.is_empty()) {
+                None => SourceKind::AppendOnly(Position::RowId),
+                Some(key) => {
+                    let c: ColumnDef = serde_json::from_str(key)
                         .map_err(|e| Error::Internal(format!("a feed's key column is not readable: {e}")))?;
                     SourceKind::AppendOnly(Position::Key(c))
                 }
-            }
+            },
             "recorded" => SourceKind::Recorded,
             "trigger" => SourceKind::Trigger,
             "ducklake" => SourceKind::DuckLake(
-                t(6)?.parse::<i64>().map_err(|e| Error::Internal(format!("a feed's DuckLake table id: {e}")))?,
+                r.key_column
+                    .unwrap_or_default()
+                    .parse::<i64>()
+                    .map_err(|e| Error::Internal(format!("a feed's DuckLake table id: {e}")))?,
             ),
             other => return Err(Error::Internal(format!("unknown change source '{other}'"))),
         };
-        let watermark = Some(t(7)?).filter(|w| !w.is_empty());
         Ok(Feed {
-            id: n(0)?,
+            id: r.id,
             catalog: catalog.to_string(),
-            table: home::live_table(catalog, TableId { catalog: t(1)?, schema: t(2)?, name: t(3)? }),
+            table: home::live_table(
+                catalog,
+                TableId { catalog: r.table_catalog, schema: r.table_schema, name: r.table_name },
+            ),
             columns,
             kind,
-            watermark,
-            row_count: n(8)?,
-            size_seen: n(9)?,
-            seq: n(10)?,
-            log_rows: n(11)?,
-            pending_rows: n(12)?,
-            batch_rows: n(13)?,
-            batch_deletes: n(14)?,
-            batch_facts: BatchFacts::from_text(&t(15)?),
-            captured_facts: None,
-            cursor: n(10)?,
-            cursor_watermark: None,
-            consumers: 0,
-            others_min: None,
+            watermark: r.watermark.filter(|w| !w.is_empty()),
+            row_count: r.row_count,
+            size_seen: r.size_seen,
+            seq: r.seq,
+            log_rows: r.log_rows,
+            pending_rows: r.pending_rows,
+            batch_rows: r.batch_rows,
+            batch_deletes: r.batch_deletes,
+            batch_facts: r.batch_facts.as_deref().and_then(BatchFacts::from_text),
+            reader: Reader::at(r.seq),
         })
+    }
+
+    /// `from_stored` of a row of `feeds_of_view.sql`'s columns.
+    pub(super) fn from_row(catalog: &str, r: &Row) -> Result<Feed> {
+        Feed::from_stored(catalog, StoredFeed::from_row(r)?)
     }
 
     /// The feed's row as `feeds_update` writes it.
@@ -162,7 +197,7 @@ impl Feed {
     /// view is one batch behind, and the log's rows are that batch's): the rows and deletes its
     /// capture counted, and the log's rows. None: the log must be counted.
     pub(super) fn known_log_counts(&self) -> Option<(DeltaStats, u64)> {
-        let just_the_last = self.cursor >= 0 && self.cursor + 1 == self.seq;
+        let just_the_last = self.reader.cursor >= 0 && self.reader.cursor + 1 == self.seq;
         if !just_the_last
             || self.batch_rows <= 0
             || self.batch_deletes < 0
@@ -192,7 +227,7 @@ impl Feed {
     /// Whether the reading view's cursor is at the feed's newest batch (a cursor of -1, marked
     /// by `rebuild`, counts as there: such a view recomputes).
     pub fn at_head(&self) -> bool {
-        self.cursor >= self.seq || self.cursor < 0
+        self.reader.cursor >= self.seq || self.reader.cursor < 0
     }
 
     pub fn save(&self, db: &dyn Sql) -> Result<()> {
@@ -212,6 +247,7 @@ impl Feed {
             net: None,
             took_pending: false,
             logged: 0,
+            facts: None,
         }
     }
 

@@ -12,7 +12,7 @@
 use super::batch::{DeltaStats, Fresh, SourceKind};
 use super::batch_facts::BatchFacts;
 use super::{append_only, diff, trigger};
-use crate::db::{Cells, Row, Sql};
+use crate::db::{read_all, tagged, typed_row, FromRow, Row, Sql};
 use crate::error::{Error, Result};
 use crate::ir::{ColumnDef, TableId};
 use crate::render::capture as sql;
@@ -33,25 +33,12 @@ use crate::sql::capture::FEED_NEXT_ID;
 use crate::sql::capture::FEED_SET_COLUMNS;
 use crate::sql::capture::LEGACY_PENDING;
 
-pub use super::feed::{Feed, ViewDelta, ViewName};
+pub use super::feed::{Feed, Reader, ViewDelta, ViewName};
 pub use crate::store::metadata::SCHEMA;
 
-/// Every view's cursor: (schema, view, feed id, seq).
+/// Every view's cursor.
 fn cursors(db: &dyn Sql) -> Result<Vec<Cursor>> {
-    CURSORS.rows(db, [])?.iter().map(|r| Cursor::from_row(r)).collect()
-}
-
-impl Cursor {
-    /// A cursor from the columns of `cursors.sql`.
-    fn from_row(r: &[Option<String>]) -> Result<Cursor> {
-        Ok(Cursor {
-            schema: r.text(0)?,
-            view: r.text(1)?,
-            feed: r.int(2)?,
-            seq: r.int(3)?,
-            watermark: Some(r.text(4)?).filter(|w| !w.is_empty()),
-        })
-    }
+    read_all(&CURSORS.rows(db, [])?)
 }
 
 /// How many views have a cursor into feed `id`.
@@ -59,14 +46,16 @@ fn consumers(cursors: &[Cursor], id: i64) -> i64 {
     cursors.iter().filter(|c| c.feed == id).count() as i64
 }
 
-/// A view's cursor into a feed, as stored.
-#[derive(Clone)]
-struct Cursor {
-    schema: String,
-    view: String,
-    feed: i64,
-    seq: i64,
-    watermark: Option<String>,
+typed_row! {
+    /// A view's cursor into a feed, as stored (the columns of `cursors.sql`).
+    #[derive(Clone)]
+    struct Cursor {
+        schema: String,
+        view: String,
+        feed: i64,
+        seq: i64,
+        watermark: Option<String>,
+    }
 }
 
 /// The feeds a view reads, with its cursors and the number of views sharing each.
@@ -114,14 +103,14 @@ impl FeedRows {
     pub fn from_rows(catalog: &str, rows: &[Row]) -> Result<FeedRows> {
         let (mut cursors, mut feeds) = (Vec::new(), Vec::new());
         for r in rows {
-            match r.int(0)? {
-                2 => cursors.push(Cursor::from_row(&r[1..])?),
-                3 => feeds.push(Feed::from_row(catalog, &r[1..])?),
+            match tagged(r)? {
+                (2, r) => cursors.push(Cursor::from_row(&r)?),
+                (3, r) => feeds.push(Feed::from_row(catalog, &r)?),
                 _ => {}
             }
         }
         for f in &mut feeds {
-            f.consumers = consumers(&cursors, f.id);
+            f.reader.consumers = consumers(&cursors, f.id);
         }
         Ok(FeedRows { catalog: catalog.to_string(), cursors, feeds })
     }
@@ -151,9 +140,9 @@ fn split_for_view(
     let (mut out, mut on_view) = (Vec::new(), Vec::new());
     for mut f in feeds {
         if let Some(c) = mine.iter().find(|c| c.feed == f.id) {
-            f.cursor = c.seq;
-            f.cursor_watermark = c.watermark.clone();
-            f.others_min = cursors
+            f.reader.cursor = c.seq;
+            f.reader.watermark = c.watermark.clone().filter(|w| !w.is_empty());
+            f.reader.others_min = cursors
                 .iter()
                 // a view that recomputes at its next refresh (-1) needs no logged batch
                 .filter(|c| c.feed == f.id && c.seq >= 0 && !(c.schema == schema && c.view == view))
@@ -192,7 +181,7 @@ fn all_feeds(db: &dyn Sql, catalog: &str, cursors: &[Cursor]) -> Result<Vec<Feed
         .iter()
         .map(|r| {
             let mut f = Feed::from_row(catalog, r)?;
-            f.consumers = consumers(cursors, f.id);
+            f.reader.consumers = consumers(cursors, f.id);
             Ok(f)
         })
         .collect()
@@ -232,7 +221,7 @@ pub fn find_or_start(
     let found = FEED_FIND.rows(db, [&here, &named, &table.schema, &table.name])?;
     if let Some(r) = found.first() {
         let mut f = Feed::from_row(catalog, r)?;
-        f.consumers = cursors(db)?.iter().filter(|c| c.feed == f.id).count() as i64;
+        f.reader.consumers = cursors(db)?.iter().filter(|c| c.feed == f.id).count() as i64;
         return Ok(f);
     }
     let id = FEED_NEXT_ID.scalar_int(db, [])?;
@@ -251,11 +240,7 @@ pub fn find_or_start(
         batch_rows: -1,
         batch_deletes: -1,
         batch_facts: None,
-        captured_facts: None,
-        cursor: 0,
-        cursor_watermark: None,
-        consumers: 0,
-        others_min: None,
+        reader: Reader::default(),
     };
     start_state(db, &mut feed)?;
     FEED_INSERT.run(
@@ -412,7 +397,7 @@ pub fn rebuild(db: &dyn Sql, feed: &mut Feed, kind: &SourceKind, schema: &str, v
     db.execute(&render::delete_all(&feed.log()))?;
     feed.log_rows = 0;
     feed.save(db)?;
-    feed.others_min = feed.others_min.map(|_| -1);
+    feed.reader.others_min = feed.reader.others_min.map(|_| -1);
     CURSORS_STALE.run(db, [&feed.id.to_string(), schema, view])
 }
 
@@ -442,7 +427,7 @@ pub fn view_delta(
     }
     let mut parts = Vec::new();
     if !at_head {
-        parts.push(sql::log_after(&feed.log(), columns, feed.cursor, feed.seq));
+        parts.push(sql::log_after(&feed.log(), columns, feed.reader.cursor, feed.seq));
     }
     if let Some(d) = &fresh.delta {
         parts.push(sql::delta_of(d, columns));
@@ -469,9 +454,9 @@ pub fn view_delta(
 /// (`sql::nettable_groups`), by `i`, from one statement.
 fn nettable(db: &dyn Sql, deltas: &[(usize, String, &[ColumnDef])]) -> Result<Vec<usize>> {
     let mut out = Vec::new();
-    for r in db.query(&sql::nettable_groups(deltas))? {
-        if r.int(1)? > 0 {
-            out.push(r.int(0)? as usize);
+    for (i, changed) in read_all::<(u64, u64)>(&db.query(&sql::nettable_groups(deltas))?)? {
+        if changed > 0 {
+            out.push(i as usize);
         }
     }
     Ok(out)
@@ -516,21 +501,16 @@ pub fn logged_deltas(
     for (i, (f, _, nets)) in parts.iter().enumerate().filter(|(_, (f, fr, _))| lags(f, fr)) {
         match f.known_log_counts() {
             Some((after, whole)) => found(i, f, after, whole, *nets),
-            None => logs.push((i, f.log(), f.cursor, f.seq)),
+            None => logs.push((i, f.log(), f.reader.cursor, f.seq)),
         }
     }
     if !logs.is_empty() {
-        for r in db.query(&sql::logs_stats(&logs))? {
-            let i = r.int(0)? as usize;
-            let n = |j: usize| -> Result<u64> {
-                u64::try_from(r.int(j)?).map_err(|_| Error::Internal("a negative delta row count".into()))
-            };
-            let after = DeltaStats { rows: n(1)?, deletes: n(2)? };
-            let whole = n(3)?;
-            let Some((f, _, nets)) = parts.get(i) else {
+        for (i, rows, deletes, whole) in read_all::<(u64, u64, u64, u64)>(&db.query(&sql::logs_stats(&logs))?)? {
+            let after = DeltaStats { rows, deletes };
+            let Some((f, _, nets)) = parts.get(i as usize) else {
                 return Err(Error::Internal("a log statistics row names no table".into()));
             };
-            found(i, f, after, whole, *nets);
+            found(i as usize, f, after, whole, *nets);
         }
     }
     if speculate {
@@ -548,7 +528,7 @@ pub fn logged_deltas(
             .filter_map(|(i, _)| {
                 let (f, _, cols) = parts.get(*i)?;
                 let cols = (*cols)?;
-                Some((*i, sql::log_after(&f.log(), cols, f.cursor, f.seq), cols))
+                Some((*i, sql::log_after(&f.log(), cols, f.reader.cursor, f.seq), cols))
             })
             .collect();
         let changed = nettable(db, &deltas)?;
@@ -641,7 +621,7 @@ pub fn commit(
     log: bool,
     book: Option<&mut Bookkeeping>,
 ) -> Result<()> {
-    let others = if log { feed.consumers - i64::from(attached) } else { 0 };
+    let others = if log { feed.reader.consumers - i64::from(attached) } else { 0 };
     // A log that held no batch before this one has nothing to trim below it.
     let nothing_older = feed.log_rows == 0;
     // The row count too: a restart after rows were inserted below a key watermark (a broken
@@ -660,7 +640,7 @@ pub fn commit(
                 append_rest(db, feed, d, fresh, feed.seq)?;
                 feed.logged(&fresh.stats);
                 // The log holds the whole batch: what this refresh's checks found holds for it.
-                feed.batch_facts = feed.captured_facts.take().map(|f| BatchFacts { seq: feed.seq, ..f });
+                feed.batch_facts = fresh.facts.clone().map(|f| BatchFacts { seq: feed.seq, ..f });
             } else if fresh.logged > 0 {
                 // The log holds part of the batch: its counts are not the batch's.
                 feed.batch_rows = -1;
@@ -688,17 +668,17 @@ pub fn commit(
     if let Some(book) = book.filter(|_| attached) {
         // The log holds the batches after the oldest cursor; this view's move trims it only
         // when this view held the oldest one (the last view of the feed to apply a batch).
-        let held = feed.others_min.map_or(feed.cursor, |m| m.min(feed.cursor));
-        if feed.cursor != feed.seq {
+        let held = feed.reader.others_min.map_or(feed.reader.cursor, |m| m.min(feed.reader.cursor));
+        if feed.reader.cursor != feed.seq {
             book.cursors.push(CursorMove {
                 feed: feed.id,
-                from: feed.cursor,
+                from: feed.reader.cursor,
                 to: feed.seq,
                 watermark: feed.watermark.clone(),
             });
         }
-        feed.cursor = feed.seq;
-        let oldest = feed.others_min.map_or(feed.seq, |m| m.min(feed.seq));
+        feed.reader.cursor = feed.seq;
+        let oldest = feed.reader.others_min.map_or(feed.seq, |m| m.min(feed.seq));
         let trimmed = feed.log_rows > 0
             && !(nothing_older && oldest < feed.seq)
             && trims_now(feed.log_rows, oldest > held, appended)
@@ -709,13 +689,13 @@ pub fn commit(
         return Ok(());
     }
     if attached {
-        if feed.cursor != feed.seq {
+        if feed.reader.cursor != feed.seq {
             db.execute(&sql::cursors_advance(schema, view, &[(feed.id, feed.seq, feed.watermark.clone())]))?;
         }
     } else {
         add_cursor(db, feed, schema, view, feed.seq)?;
     }
-    feed.cursor = feed.seq;
+    feed.reader.cursor = feed.seq;
     // One write of the feed's row, after the log is trimmed.
     if trim(db, feed)? || changed {
         feed.save(db)?;
@@ -748,8 +728,8 @@ pub fn join_to_recompute(db: &dyn Sql, feed: &mut Feed, schema: &str, view: &str
 fn add_cursor(db: &dyn Sql, feed: &mut Feed, schema: &str, view: &str, seq: i64) -> Result<()> {
     let watermark = if seq < 0 { "" } else { feed.watermark.as_deref().unwrap_or("") };
     CURSOR_SET.run(db, [schema, view, &feed.id.to_string(), &seq.to_string(), watermark])?;
-    feed.consumers += 1;
-    feed.cursor = seq;
+    feed.reader.consumers += 1;
+    feed.reader.cursor = seq;
     Ok(())
 }
 
@@ -847,9 +827,9 @@ fn trim_to(db: &dyn Sql, feed: &mut Feed, seq: i64) -> Result<bool> {
 /// into their feeds' logs, as the batch after the newest, and drops those tables (`catalog`: the
 /// database holding the metadata). Whether there was any.
 pub fn upgrade_legacy_pending(db: &dyn Sql, catalog: &str) -> Result<bool> {
-    let tables = LEGACY_PENDING.rows(db, [catalog])?;
-    for r in &tables {
-        let name = r.text(0)?;
+    let tables: Vec<(String,)> = read_all(&LEGACY_PENDING.rows(db, [catalog])?)?;
+    let any = !tables.is_empty();
+    for (name,) in tables {
         let id = name.strip_prefix("pending_").and_then(|n| n.parse::<i64>().ok());
         if let Some(mut feed) = id.map(|id| by_id(db, catalog, id)).transpose()?.flatten() {
             if feed.pending_rows > 0 {
@@ -860,7 +840,7 @@ pub fn upgrade_legacy_pending(db: &dyn Sql, catalog: &str) -> Result<bool> {
         }
         db.execute(&render::drop_table(&Qualified { catalog: catalog.to_string(), schema: SCHEMA.into(), name }))?;
     }
-    Ok(!tables.is_empty())
+    Ok(any)
 }
 
 /// Detaches a view from its feeds, and drops every feed no view reads any more.
@@ -868,8 +848,8 @@ pub fn detach_view(db: &dyn Sql, catalog: &str, schema: &str, view: &str) -> Res
     let feeds = of_view(db, catalog, schema, view)?;
     CURSORS_DELETE.run(db, [schema, view])?;
     for mut f in feeds {
-        f.consumers -= 1;
-        if f.consumers <= 0 {
+        f.reader.consumers -= 1;
+        if f.reader.consumers <= 0 {
             if f.kind == SourceKind::Trigger {
                 trigger::uninstall(db, &f)?;
             }
@@ -904,11 +884,7 @@ mod tests {
             batch_rows: batch.0,
             batch_deletes: batch.1,
             batch_facts: None,
-            captured_facts: None,
-            cursor,
-            cursor_watermark: None,
-            consumers: 2,
-            others_min: None,
+            reader: Reader { cursor, consumers: 2, ..Reader::default() },
         }
     }
 

@@ -42,7 +42,7 @@ pub mod trigger;
 
 pub use batch::{columns_key, netted_delta, temp_name, DeltaStats, Fresh, SourceKind};
 
-use crate::db::{Cells, Sql};
+use crate::db::{read_all, Sql};
 use crate::error::{Error, Result};
 use crate::ir::ColumnDef;
 use crate::render::capture::Position;
@@ -62,7 +62,7 @@ pub fn capture_all(db: &dyn Sql, feeds: &[(&feeds::Feed, String, i64)]) -> Resul
         vec![]
     } else {
         let parts: Vec<_> = read.iter().map(|(r, f, pos)| r.part(f, pos)).collect();
-        db.query(&crate::render::capture::fresh_stats(&parts))?
+        read_all::<append_only::FreshStats>(&db.query(&crate::render::capture::fresh_stats(&parts))?)?
     };
     let (mut read, mut stats) = (read.into_iter().map(|(r, _, _)| r), stats.iter());
     let mut out = Vec::new();
@@ -70,7 +70,8 @@ pub fn capture_all(db: &dyn Sql, feeds: &[(&feeds::Feed, String, i64)]) -> Resul
         let fresh = match &feed.kind {
             SourceKind::AppendOnly(pos) => {
                 let fresh = read.next().ok_or_else(|| Error::Internal("a capture without its batch".into()))?;
-                append_only::finish(db, feed, pos, fresh, stats.next(), name, *size)?
+                let row = stats.next().ok_or_else(|| Error::Internal("a capture without its statistics".into()))?;
+                append_only::finish(db, feed, pos, fresh, row, name, *size)?
             }
             SourceKind::DuckLake(_) => match capture(db, feed, name, *size) {
                 Err(e @ Error::BrokenPromise(_)) => {
@@ -124,6 +125,7 @@ pub fn rebaseline(db: &dyn Sql, feed: &feeds::Feed, size_now: i64) -> Result<Opt
         net: None,
         took_pending: false,
         logged: 0,
+        facts: None,
     }))
 }
 
@@ -175,11 +177,8 @@ pub fn unchanged_now(db: &dyn Sql, feed: &feeds::Feed, size_now: i64) -> Result<
         }
         (Unchanged::UnlessPastKey, SourceKind::AppendOnly(pos)) => {
             let counts = crate::render::capture::count_past_and_all(&feed.table, pos, feed.watermark.as_deref());
-            let row = db.query(&counts)?;
-            let (past, all) = match row.first() {
-                Some(r) => (r.int(0)?, r.int(1)?),
-                None => return Ok(false),
-            };
+            let rows: Vec<(i64, i64)> = read_all(&db.query(&counts)?)?;
+            let Some(&(past, all)) = rows.first() else { return Ok(false) };
             Ok(past == 0 && all == feed.row_count)
         }
         _ => Ok(false),
@@ -206,8 +205,10 @@ pub enum SkipDiff {
 /// switch sources (it starts again from the table as it is, after its last batch is captured),
 /// nor with writes recorded through openivm waiting.
 pub fn skip_diff(feed: &feeds::Feed, kind: &SourceKind, columns: &[ColumnDef]) -> Option<SkipDiff> {
-    let shared_diff =
-        feed.consumers > 0 && matches!(feed.kind, SourceKind::Diff) && &feed.kind == kind && feed.pending_rows == 0;
+    let shared_diff = feed.reader.consumers > 0
+        && matches!(feed.kind, SourceKind::Diff)
+        && &feed.kind == kind
+        && feed.pending_rows == 0;
     shared_diff.then(|| if feed.covers(columns) { SkipDiff::Join } else { SkipDiff::Restart })
 }
 

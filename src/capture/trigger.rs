@@ -23,7 +23,7 @@ use std::collections::HashMap;
 use super::batch::{temp_name, DeltaStats, Fresh, SourceKind};
 use super::feed::Feed;
 use super::recorded;
-use crate::db::{read_all, Cells, FromRow, Row, Sql};
+use crate::db::{read_all, typed_row, FromRow, Row, Sql};
 use crate::error::{Error, Result};
 use crate::ir::TableId;
 use crate::render::trigger::{self as sql, Event};
@@ -43,9 +43,9 @@ pub fn installing(feed: &Feed) -> bool {
 /// native database in memory or of storage v2.0.0 or later. (A database attached read-only
 /// keeps its sources: a refresh with nothing to do works there, one with work says why not.)
 pub fn supported(db: &dyn Sql, catalog: &str) -> Result<bool> {
-    let rows = db.query(&sql::support(catalog))?;
-    let Some(r) = rows.first() else { return Ok(false) };
-    Ok(supports(&r.text(0)?, r.opt_text(1)?, r.opt_text(2)?))
+    let rows: Vec<(String, Option<String>, Option<String>)> = read_all(&db.query(&sql::support(catalog))?)?;
+    let Some((library, storage, kind)) = rows.into_iter().next() else { return Ok(false) };
+    Ok(supports(&library, storage.as_deref(), kind.as_deref()))
 }
 
 /// `supported` on what DuckDB reports: its version (`v2.0.1`), the database's storage version
@@ -62,8 +62,8 @@ pub fn install(db: &dyn Sql, feed: &Feed) -> Result<()> {
     for e in Event::ALL {
         db.execute(&sql::create(e, feed.id, &feed.table, &feed.log(), &feed.columns))?;
     }
-    let comment = db.query(&sql::table_comment(&feed.table))?;
-    let comment = comment.first().map(|r| r.opt_text(0)).transpose()?.flatten().map(str::to_string);
+    let comment: Vec<(Option<String>,)> = read_all(&db.query(&sql::table_comment(&feed.table))?)?;
+    let comment = comment.into_iter().next().and_then(|(c,)| c);
     db.execute(&sql::fence(&feed.table, comment.as_deref()))?;
     db.execute(&sql::forget(&feed.catalog, feed.id))?;
     db.execute(&sql::remember(&feed.catalog, feed.id, &feed.table))
@@ -72,8 +72,8 @@ pub fn install(db: &dyn Sql, feed: &Feed) -> Result<()> {
 /// Removes the feed's triggers (those still there: none once the table was dropped) and their
 /// record.
 pub fn uninstall(db: &dyn Sql, feed: &Feed) -> Result<()> {
-    for r in db.query(&sql::present(feed.id, &feed.table))? {
-        db.execute(&sql::drop(&r.text(0)?, &feed.table))?;
+    for (name,) in read_all::<(String,)>(&db.query(&sql::present(feed.id, &feed.table))?)? {
+        db.execute(&sql::drop(&name, &feed.table))?;
     }
     db.execute(&sql::forget(&feed.catalog, feed.id))
 }
@@ -98,20 +98,33 @@ struct InspectRow {
     table: Option<TableId>,
 }
 
+typed_row! {
+    /// A row of `sql::inspect` as it reads.
+    struct InspectCells {
+        kind: String,
+        feed: Option<i64>,
+        a: Option<String>,
+        b: Option<String>,
+        catalog: Option<String>,
+        schema: Option<String>,
+        name: Option<String>,
+    }
+}
+
 impl FromRow for InspectRow {
     fn from_row(r: &Row) -> Result<Self> {
-        let text = |i: usize| -> Result<Option<String>> { Ok(r.opt_text(i)?.map(str::to_string)) };
-        let table = match (text(4)?, text(5)?, text(6)?) {
+        let r = InspectCells::from_row(r)?;
+        let table = match (r.catalog, r.schema, r.name) {
             (Some(catalog), Some(schema), Some(name)) => Some(TableId { catalog, schema, name }),
             _ => None,
         };
-        let kind = match r.text(0)?.as_str() {
+        let kind = match r.kind.as_str() {
             "stats" => Found::Stats,
             "recorded" => Found::Recorded,
             "present" => Found::Present,
             other => return Err(Error::Internal(format!("an unknown trigger inspection row '{other}'"))),
         };
-        Ok(InspectRow { kind, feed: r.opt_int(1)?, a: text(2)?, b: text(3)?, table })
+        Ok(InspectRow { kind, feed: r.feed, a: r.a, b: r.b, table })
     }
 }
 
@@ -231,6 +244,7 @@ pub fn capture_inspected(db: &dyn Sql, feed: &Feed, name: &str, size_now: i64, s
         net: None,
         took_pending,
         logged,
+        facts: None,
     };
     if raw.rows == 0 {
         return Ok(fresh(None, raw, false, 0));

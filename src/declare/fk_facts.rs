@@ -2,7 +2,7 @@
 //! declarations. Both are read fresh at every refresh: the catalog query is cheap, so there is
 //! no reason to gate pruning on how many inputs changed.
 
-use crate::db::{Cells, Sql};
+use crate::db::{read_all, JsonList, Sql};
 use crate::error::Result;
 use crate::ir::TableId;
 use crate::plan::fk_pruning::{FactSource, ForeignKey};
@@ -11,11 +11,12 @@ use crate::sql::facts::CATALOG_FOREIGN_KEYS;
 
 /// The FOREIGN KEY constraints of the catalog between tables in `tables`.
 pub fn catalog_foreign_keys(db: &dyn Sql, tables: &[TableId]) -> Result<Vec<ForeignKey>> {
-    let rows = CATALOG_FOREIGN_KEYS.rows(db, [])?;
+    let rows: Vec<(String, String, String, JsonList, String, JsonList)> =
+        read_all(&CATALOG_FOREIGN_KEYS.rows(db, [])?)?;
     let mut out = Vec::new();
-    for r in rows {
-        let child = TableId { catalog: r.text(0)?, schema: r.text(1)?, name: r.text(2)? };
-        let parent = TableId { catalog: child.catalog.clone(), schema: child.schema.clone(), name: r.text(4)? };
+    for (catalog, schema, name, JsonList(child_columns), parent_name, JsonList(parent_columns)) in rows {
+        let child = TableId { catalog, schema, name };
+        let parent = TableId { catalog: child.catalog.clone(), schema: child.schema.clone(), name: parent_name };
         let find = |id: &TableId| {
             tables
                 .iter()
@@ -25,13 +26,7 @@ pub fn catalog_foreign_keys(db: &dyn Sql, tables: &[TableId]) -> Result<Vec<Fore
         let (Some(child), Some(parent)) = (find(&child), find(&parent)) else {
             continue;
         };
-        out.push(ForeignKey {
-            child,
-            child_columns: r.json_list(3)?,
-            parent,
-            parent_columns: r.json_list(5)?,
-            source: FactSource::Catalog,
-        });
+        out.push(ForeignKey { child, child_columns, parent, parent_columns, source: FactSource::Catalog });
     }
     Ok(out)
 }

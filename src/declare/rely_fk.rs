@@ -22,7 +22,7 @@
 
 use crate::ast::TableName;
 use crate::db::in_transaction;
-use crate::db::{to_json, Cells, Sql};
+use crate::db::{read_all, to_json, typed_row, Sql};
 use crate::error::{Error, Result};
 use crate::front::bind::RelationKind;
 use crate::front::catalog::table_name;
@@ -130,8 +130,7 @@ pub(crate) fn match_columns(table: &TableId, columns: &[ColumnDef], wanted: &[St
 }
 
 pub(crate) fn column_comments(db: &dyn Sql, t: &TableId) -> Result<Vec<(String, String)>> {
-    let rows = COLUMN_COMMENTS.rows(db, [&t.catalog, &t.schema, &t.name])?;
-    rows.iter().map(|r| Ok((r.text(0)?, r.text(1)?))).collect()
+    read_all(&COLUMN_COMMENTS.rows(db, [&t.catalog, &t.schema, &t.name])?)
 }
 
 /// Whether `token` is a live incarnation of the table: recorded with its current columns.
@@ -139,14 +138,10 @@ fn token_matches_columns(db: &dyn Sql, t: &TableId, columns: &[ColumnDef], token
     if GENERATIONS_EXISTS.scalar_int(db, [&t.catalog])? == 0 {
         return Ok(false);
     }
-    let rows = db.query_with(&render::find_generation(&t.catalog), &[&t.schema, &t.name, token])?;
+    let rows: Vec<(Option<String>,)> =
+        read_all(&db.query_with(&render::find_generation(&t.catalog), &[&t.schema, &t.name, token])?)?;
     let wanted = signature(columns)?;
-    for r in &rows {
-        if r.opt_text(0)? == Some(wanted.as_str()) {
-            return Ok(true);
-        }
-    }
-    Ok(false)
+    Ok(rows.iter().any(|(found,)| found.as_deref() == Some(wanted.as_str())))
 }
 
 /// The prefix of the tokens of DuckLake tables.
@@ -356,11 +351,11 @@ pub fn revoke(
         in_transaction(db, || {
             let mut gone = false;
             for r in declarations_in(db, &main)? {
-                let (named_child, named_parent) = declared_endpoints(&main, &r)?;
-                let child = live_endpoint(&lake_ids, named_child.clone(), &r.text(8)?);
-                let parent = live_endpoint(&lake_ids, named_parent.clone(), &r.text(9)?);
-                if child == child_id && parent == parent_id && r.json_list(3)? == cc && r.json_list(7)? == pc {
-                    let key = declaration_key(&main, &named_child, &r.text(3)?, &named_parent, &r.text(7)?);
+                let (named_child, named_parent) = r.endpoints(&main);
+                let child = live_endpoint(&lake_ids, named_child.clone(), &r.child_token);
+                let parent = live_endpoint(&lake_ids, named_parent.clone(), &r.parent_token);
+                if child == child_id && parent == parent_id && r.child_columns()? == cc && r.parent_columns()? == pc {
+                    let key = declaration_key(&main, &named_child, &r.child_columns, &named_parent, &r.parent_columns);
                     gone |= !REVOKE.rows(db, key.params())?.is_empty();
                 }
             }
@@ -378,13 +373,56 @@ pub fn revoke(
     Ok((declared, gone))
 }
 
-/// The declaration rows kept in the metadata of the database `catalog` (none before its first
+typed_row! {
+    /// A declaration as `render::rely_declarations` reads it: its endpoints by the names they
+    /// were declared with, their columns as stored (JSON lists) and their tokens ('' = none).
+    struct StoredDeclaration {
+        child_catalog: String,
+        child_schema: String,
+        child_table: String,
+        child_columns: String,
+        parent_catalog: String,
+        parent_schema: String,
+        parent_table: String,
+        parent_columns: String,
+        child_token: String,
+        parent_token: String,
+    }
+}
+
+impl StoredDeclaration {
+    /// The endpoints by the names they were declared with, in the metadata of `main`.
+    fn endpoints(&self, main: &str) -> (TableId, TableId) {
+        let named = |catalog: &str, schema: &str, name: &str| {
+            home::live_table(main, TableId { catalog: catalog.into(), schema: schema.into(), name: name.into() })
+        };
+        (
+            named(&self.child_catalog, &self.child_schema, &self.child_table),
+            named(&self.parent_catalog, &self.parent_schema, &self.parent_table),
+        )
+    }
+
+    fn child_columns(&self) -> Result<Vec<String>> {
+        json_list(&self.child_columns)
+    }
+
+    fn parent_columns(&self) -> Result<Vec<String>> {
+        json_list(&self.parent_columns)
+    }
+}
+
+fn json_list(text: &str) -> Result<Vec<String>> {
+    serde_json::from_str(text)
+        .map_err(|_| Error::Internal(format!("a declaration's columns '{text}' are not a JSON array of strings")))
+}
+
+/// The declarations kept in the metadata of the database `catalog` (none before its first
 /// declaration).
-fn declarations_in(db: &dyn Sql, catalog: &str) -> Result<Vec<crate::db::Row>> {
+fn declarations_in(db: &dyn Sql, catalog: &str) -> Result<Vec<StoredDeclaration>> {
     if !crate::front::catalog::metadata_table_exists(db, catalog, "openivm_constraints_cache")? {
         return Ok(vec![]);
     }
-    db.query_with(&render::rely_declarations(catalog), &[])
+    read_all(&db.query_with(&render::rely_declarations(catalog), &[])?)
 }
 
 /// The RELY foreign keys between tables of `tables` that are still valid for the tables'
@@ -410,14 +448,14 @@ pub fn valid_declarations(db: &dyn Sql, metadata: &[&str], tables: &[TableId]) -
         }
     }
     for (main, r) in rows {
-        let (child_token, parent_token) = (r.text(8)?, r.text(9)?);
-        let (child, parent) = declared_endpoints(main, &r)?;
+        let (child, parent) = r.endpoints(main);
+        let (child_token, parent_token) = (r.child_token.clone(), r.parent_token.clone());
         let (child, parent) =
             (live_endpoint(&lake_ids, child, &child_token), live_endpoint(&lake_ids, parent, &parent_token));
         if !tables.contains(&child) || !tables.contains(&parent) {
             continue;
         }
-        let (child_columns, parent_columns) = (r.json_list(3)?, r.json_list(7)?);
+        let (child_columns, parent_columns) = (r.child_columns()?, r.parent_columns()?);
         let known = out.iter().any(|f| {
             f.child == child
                 && f.parent == parent
@@ -442,13 +480,6 @@ fn lake_table_ids(db: &dyn Sql, tables: &[TableId]) -> Result<Vec<(i64, TableId)
         }
     }
     Ok(ids)
-}
-
-/// The endpoints of a declaration row (`rely_declarations.sql`) by the names it was declared with.
-fn declared_endpoints(main: &str, r: &crate::db::Row) -> Result<(TableId, TableId)> {
-    let child = home::live_table(main, TableId { catalog: r.text(0)?, schema: r.text(1)?, name: r.text(2)? });
-    let parent = home::live_table(main, TableId { catalog: r.text(4)?, schema: r.text(5)?, name: r.text(6)? });
-    Ok((child, parent))
 }
 
 /// Where a declared endpoint is now: the DuckLake table its token names by id (through

@@ -13,7 +13,7 @@
 
 use crate::capture::SourceKind;
 use crate::db::in_transaction;
-use crate::db::{Cells, Sql};
+use crate::db::{read_all, JsonList, Sql};
 use crate::declare::rely_fk;
 use crate::error::{Error, Result};
 use crate::ir::{ColumnDef, TableId};
@@ -213,11 +213,8 @@ pub fn sources(
     // Only base tables carry triggers. DuckDB 2.0.1 runs an UPDATE of a table with an UPDATE
     // trigger as a delete and an insert, which a FOREIGN KEY referencing the table refuses: such
     // tables keep the diff unless a user chooses triggers for them (`openivm_set_source`).
-    let capturable: Vec<(String, String)> = if by_trigger {
-        TRIGGER_CANDIDATES.rows(db, [main])?.iter().map(|r| Ok((r.text(0)?, r.text(1)?))).collect::<Result<_>>()?
-    } else {
-        vec![]
-    };
+    let capturable: Vec<(String, String)> =
+        if by_trigger { read_all(&TRIGGER_CANDIDATES.rows(db, [main])?)? } else { vec![] };
     let by_default = |t: &TableId| {
         t.catalog.eq_ignore_ascii_case(main)
             && capturable.iter().any(|(s, n)| s.eq_ignore_ascii_case(&t.schema) && n.eq_ignore_ascii_case(&t.name))
@@ -274,19 +271,17 @@ fn declared_sources(
     if tables.is_empty() || !crate::front::catalog::main_table_exists(db, "openivm_constraints_cache")? {
         return Ok(out);
     }
-    for r in FIND.rows(db, [])? {
-        let id = home::live_table(main, TableId { catalog: r.text(0)?, schema: r.text(1)?, name: r.text(2)? });
+    let rows: Vec<(String, String, String, JsonList, String, String)> = read_all(&FIND.rows(db, [])?)?;
+    for (catalog, schema, name, JsonList(keys), token, kind) in rows {
+        let id = home::live_table(main, TableId { catalog, schema, name });
         let Some(k) = tables.iter().position(|t| t == &id) else { continue };
-        let keys = r.json_list(3)?;
         let cols = &columns[k];
         let token_col = token_column(cols, keys.first().map(|s| s.as_str()))?;
         let comments = rely_fk::column_comments(db, &id)?;
         let live = rely_fk::current_token(db, &id, cols, &comments, &[token_col])?;
-        let token = r.text(4)?;
         if token.is_empty() || live.as_deref() != Some(token.as_str()) {
             continue;
         }
-        let kind = r.text(5)?;
         out[k] = Some(match keys.first() {
             None if kind == Promise::Recorded.kind() => SourceKind::Recorded,
             None if kind == Promise::Diff.kind() => SourceKind::Diff,

@@ -467,7 +467,7 @@ pub(crate) fn is_noop(p: &Prepared) -> bool {
         && !p.inputs.is_empty()
         && p.inputs.iter().all(|i| {
             i.stats.rows == 0
-                && i.feed.cursor >= i.feed.seq
+                && i.feed.reader.cursor >= i.feed.seq
                 && !i.feed.moved_by(&i.fresh)
                 && i.switch_to.is_none()
                 && !i.round_owned
@@ -530,7 +530,7 @@ pub(crate) fn finish(
         feeds::detach_view(db, &at.catalog, &at.schema, &at.name)?;
     } else if p.reattach {
         let source = cache.settings(db)?.default_source;
-        super::create::attach(db, &p.c.q, &at, &at.catalog, &source)?;
+        super::attach::attach(db, &p.c.q, &at, &at.catalog, &source)?;
         cache.resumed(&p.key);
     }
     for i in p.inputs.iter_mut() {

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use super::view::{compile, find_view, signature_change, signature_matches, view_location, ViewRecord};
 use crate::capture::feeds::FeedRows;
 use crate::capture::SourceKind;
-use crate::db::{Cells, Row, Sql};
+use crate::db::{read_all, tagged, FromRow, Row, Sql};
 use crate::declare::fk_facts;
 use crate::declare::sources;
 use crate::error::{Error, Result};
@@ -144,10 +144,13 @@ impl CatalogSnapshot {
         db.catalog_seen(&at.catalog, ddl_fingerprint(&rows, &at.catalog));
         let (mut tables, mut comment) = (Vec::new(), None);
         for r in &rows {
-            match r.int(0)? {
-                0 => tables.push(table_row(&r[1..])?),
-                1 if r.text(1)? == at.catalog && r.text(2)? == at.schema && r.text(3)? == at.name => {
-                    comment = Some(r.text(4)?)
+            match tagged(r)? {
+                (0, r) => tables.push(table_row(&r)?),
+                (1, r) => {
+                    let (catalog, schema, name, text): (String, String, String, String) = FromRow::from_row(&r)?;
+                    if (catalog.as_str(), schema.as_str(), name.as_str()) == (&at.catalog, &at.schema, &at.name) {
+                        comment = Some(text);
+                    }
                 }
                 _ => {}
             }
@@ -165,16 +168,18 @@ impl CatalogSnapshot {
 
     fn views(&mut self, db: &dyn Sql) -> Result<&[ViewRow]> {
         if self.views.is_none() {
-            let mut rows = Vec::new();
-            for r in VIEW_ROWS.rows(db, [])? {
-                rows.push(ViewRow {
-                    id: TableId { catalog: r.text(0)?, schema: r.text(1)?, name: r.text(2)? },
-                    oid: r.text(3)?,
-                    sql: r.opt_text(4)?.map(str::to_string),
-                    comment: r.text(5)?,
-                });
-            }
-            self.views = Some(rows);
+            let rows: Vec<(String, String, String, String, Option<String>, String)> =
+                read_all(&VIEW_ROWS.rows(db, [])?)?;
+            let views = rows
+                .into_iter()
+                .map(|(catalog, schema, name, oid, sql, comment)| ViewRow {
+                    id: TableId { catalog, schema, name },
+                    oid,
+                    sql,
+                    comment,
+                })
+                .collect();
+            self.views = Some(views);
         }
         Ok(self.views.as_deref().unwrap_or_default())
     }
@@ -199,12 +204,13 @@ pub fn ddl_fingerprint(rows: &[Row], catalog: &str) -> u64 {
 
 /// Every table's state, from one read of `duckdb_tables()`.
 fn table_rows(db: &dyn Sql) -> Result<Vec<(TableId, State)>> {
-    TABLE_SIZES.rows(db, [])?.iter().map(|r| table_row(r)).collect()
+    TABLE_SIZES.rows(db, [])?.iter().map(table_row).collect()
 }
 
 /// A table's identity and state from the columns of `table_sizes.sql`.
-fn table_row(r: &[Option<String>]) -> Result<(TableId, State)> {
-    Ok((TableId { catalog: r.text(0)?, schema: r.text(1)?, name: r.text(2)? }, (r.text(3)?, r.text(4)?, r.int(5)?)))
+fn table_row(r: &Row) -> Result<(TableId, State)> {
+    let (catalog, schema, name, oid, sql, size): (String, String, String, String, String, i64) = FromRow::from_row(r)?;
+    Ok((TableId { catalog, schema, name }, (oid, sql, size)))
 }
 
 /// The state of a view's tables now: (oid, definition, appended-row count) per table.
@@ -614,27 +620,27 @@ impl Cache {
 /// diff source: building or diffing its snapshot, which every incremental refresh pays too)
 /// stands in for one (then the second value, whether an incremental refresh ran, is false).
 fn last_times(db: &dyn Sql, at: &Qualified) -> Result<(Option<f64>, bool, Option<f64>, Option<f64>)> {
-    let rows = LAST_TIMES.rows(db, [&at.schema, &at.name, &at.schema, &at.name])?;
-    let Some(row) = rows.first() else { return Ok((None, false, None, None)) };
-    let ms = |i: usize| -> Result<Option<f64>> { Ok(row.opt_text(i)?.and_then(|s| s.parse().ok())) };
-    let full_capture = ms(1)?.filter(|&c| c > 0.0);
+    let rows: Vec<(Option<f64>, Option<f64>, Option<f64>, Option<f64>)> =
+        read_all(&LAST_TIMES.rows(db, [&at.schema, &at.name, &at.schema, &at.name])?)?;
+    let Some((full, full_capture, incremental, incremental_capture)) = rows.into_iter().next() else {
+        return Ok((None, false, None, None));
+    };
+    let full_capture = full_capture.filter(|&c| c > 0.0);
     // Before any incremental refresh, the start of the change state stands in for one: all of
     // it capture.
-    let (incremental, ran, capture) = match ms(2)? {
-        Some(total) => (Some(total), true, ms(3)?),
+    let (incremental, ran, capture) = match incremental {
+        Some(total) => (Some(total), true, incremental_capture),
         None => (full_capture, false, full_capture),
     };
-    Ok((incremental, ran, capture, ms(0)?))
+    Ok((incremental, ran, capture, full))
 }
 
 /// A stored result made by an older openivm (other hidden columns) cannot be maintained by this
 /// one: say so instead of failing on a column mismatch.
 fn check_stored_layout(db: &dyn Sql, q: &ViewQuery, view: &ViewRecord, name: &str) -> Result<Vec<ColumnDef>> {
-    let expected: Vec<String> = db
-        .query(&crate::render::describe(&crate::render::aggregate_weighted(q, &crate::render::full_select(q))))?
-        .iter()
-        .map(|r| r.text(0))
-        .collect::<Result<_>>()?;
+    let described =
+        db.query(&crate::render::describe(&crate::render::aggregate_weighted(q, &crate::render::full_select(q))))?;
+    let expected: Vec<String> = read_all::<(String,)>(&described)?.into_iter().map(|(name,)| name).collect();
     let columns = SqlCatalog::new(db).columns(&view.data.table_id())?;
     if columns.is_empty() {
         return Err(Error::Stale {

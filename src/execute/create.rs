@@ -5,12 +5,12 @@ use std::time::Instant;
 use super::cache::Cache;
 use super::history::{elapsed_ms, record_history, Created, HistoryRow};
 use super::view::{
-    chain_sources, describe, describe_typed, fill, find_view, free_data_table, internal, macros_called, mark_as_ours,
-    output_types, readers_of, signature, stages_read_by, standing, view_location, Standing,
+    describe, describe_typed, fill, find_view, free_data_table, internal, macros_called, mark_as_ours, output_types,
+    readers_of, signature, stages_read_by, standing, view_location, NewView, Standing,
 };
 use crate::ast::TableName;
-use crate::capture::{self, feeds};
-use crate::db::{in_transaction, Cells, Sql};
+use crate::capture::feeds;
+use crate::db::{in_transaction, read_all, Sql};
 use crate::error::{Error, Result, SqlErrorKind};
 use crate::front::bind::bind;
 use crate::front::catalog::SqlCatalog;
@@ -18,14 +18,12 @@ use crate::front::macros::Macro;
 use crate::front::parse::parse_select;
 use crate::front::strategy::{self, Strategy};
 use crate::ir::{ColumnDef, TableId, ViewQuery};
-use crate::plan::mode;
 use crate::render::{self, OutputColumn, Qualified};
 use crate::sql::catalog::PARSE_TREE;
 use crate::sql::catalog::SCHEMA_EXISTS;
 use crate::sql::views::DELETE as VIEW_DELETE;
 use crate::sql::views::FIND as VIEW_FIND;
-use crate::sql::views::INSERT as VIEW_INSERT;
-use crate::store::{home, metadata, settings};
+use crate::store::{home, metadata};
 
 pub fn create(db: &dyn Sql, cache: &mut Cache, name: &str, query: &str) -> Result<Created> {
     let started = Instant::now();
@@ -135,7 +133,7 @@ pub(crate) fn create_in(
         // Attach to the tables' feeds first: a feed other views already read is brought up to
         // date (its batch logged for them), so that the fill below and the cursor agree.
         let attaching = Instant::now();
-        let setup_ms = attach(db, &q, &at, &at.catalog, source)?;
+        let setup_ms = super::attach::attach(db, &q, &at, &at.catalog, source)?;
         let capture_ms = elapsed_ms(attaching);
         let data = free_data_table(db, &at)?;
         // The stored columns get the types refreshes produce; the fill is cast to them.
@@ -161,22 +159,18 @@ pub(crate) fn create_in(
         let stored_leaves: Vec<(&String, TableId)> =
             q.leaves.iter().map(|l| (&l.alias, home::stored_table(&at.catalog, &l.table))).collect();
         let leaves = serde_json::to_string(&stored_leaves).map_err(|e| Error::Internal(e.to_string()))?;
-        VIEW_INSERT.run(
-            db,
-            [
-                &at.name,
-                home::HERE,
-                &at.schema,
-                query,
-                &leaves,
-                q.kind(),
-                &data.name,
-                &signature(&q, &macros, &at.catalog),
-                &marker,
-                strategy.as_str(),
-                &strategy_reason,
-            ],
-        )?;
+        NewView {
+            at: &at,
+            query,
+            leaves: &leaves,
+            kind: q.kind(),
+            data_table: &data.name,
+            signature: &signature(&q, &macros, &at.catalog),
+            marker: &marker,
+            strategy,
+            strategy_reason: &strategy_reason,
+        }
+        .insert(db)?;
         let rows = db.scalar_int(&render::count_rows(&at), &[])?;
         let total_ms = elapsed_ms(started);
         // Capture: starting the change state (for a diff source, its snapshot); apply: the fill.
@@ -184,73 +178,6 @@ pub(crate) fn create_in(
         record_history(db, &row)?;
         Ok(Created { view: at.name.clone(), rows, strategy })
     }
-}
-
-/// Attaches a view to the feeds of its tables (starting feeds no view reads yet), with its
-/// cursors at each feed's newest batch after bringing shared feeds up to date. Returns the ms
-/// spent starting trigger feeds (their installation and snapshot: one-time work).
-pub(crate) fn attach(db: &dyn Sql, q: &ViewQuery, at: &Qualified, catalog: &str, source: &str) -> Result<f64> {
-    let tables = q.tables();
-    let all_columns: Vec<Vec<ColumnDef>> = tables
-        .iter()
-        .map(|t| q.leaves.iter().find(|l| &l.table == t).map(|l| l.columns.clone()).unwrap_or_default())
-        .collect();
-    let mut kinds = crate::declare::sources::sources(db, catalog, &tables, &all_columns, source)?;
-    chain_sources(db, catalog, q, &tables, &mut kinds)?;
-    let sizes: Vec<i64> = super::cache::table_states(db, &tables)?.iter().map(|s| s.2).collect();
-    // The database's refresh mode, read at most once, and only for a feed that may need it.
-    let mut refresh_mode: Option<mode::Requested> = None;
-    let mut setup_ms = 0.0;
-    for (k, t) in tables.iter().enumerate() {
-        let started = Instant::now();
-        let columns = q.table_columns(t);
-        let mut feed = feeds::find_or_start(db, catalog, t, &columns, &kinds[k], sizes[k])?;
-        let setup = capture::trigger::installing(&feed);
-        if let Some(skip) = capture::skip_diff(&feed, &kinds[k], &columns) {
-            let skips = mode::start_by_recomputing(sizes[k], || match refresh_mode {
-                Some(m) => Ok(m),
-                None => {
-                    let m = mode::Requested::parse(&settings::refresh_mode(db)?).unwrap_or(mode::Requested::Auto);
-                    Ok(*refresh_mode.insert(m))
-                }
-            })?;
-            if skips {
-                match skip {
-                    capture::SkipDiff::Join => feeds::join_to_recompute(db, &mut feed, &at.schema, &at.name)?,
-                    capture::SkipDiff::Restart => {
-                        feeds::widen_by_restarting(db, &mut feed, &columns, &all_columns[k], &at.schema, &at.name)?
-                    }
-                }
-                continue;
-            }
-        }
-        let fresh = if feed.consumers > 0 && !capture::unchanged_now(db, &feed, sizes[k])? {
-            match capture::capture(db, &feed, &format!("attach_{k}"), sizes[k]) {
-                Ok(fresh) => fresh,
-                // The attaching view is computed in full anyway: a broken promise restarts the
-                // feed from the table as it is, and its other views recompute once.
-                Err(Error::BrokenPromise(_)) => {
-                    feeds::rebuild(db, &mut feed, &kinds[k], &at.schema, &at.name)?;
-                    feed.unchanged()
-                }
-                Err(e) => return Err(e),
-            }
-        } else {
-            feed.unchanged()
-        };
-        feed.cursor = feed.seq;
-        feeds::commit(db, &mut feed, &fresh, &at.schema, &at.name, false, true, None)?;
-        feeds::widen(db, &mut feed, &columns, &all_columns[k])?;
-        if feed.kind != kinds[k] {
-            feeds::switch_source(db, &mut feed, &kinds[k])?;
-        }
-        capture::discard(db, &fresh)?;
-        // Started here, or switched to triggers here (installing them).
-        if setup || capture::trigger::installing(&feed) {
-            setup_ms += elapsed_ms(started);
-        }
-    }
-    Ok(setup_ms)
 }
 
 /// Removes a view, its stored result and its cursors (and feeds no other view reads).
@@ -335,7 +262,8 @@ pub(crate) fn make_stage(
     sums: Sums,
     source: &str,
 ) -> Result<Option<TableId>> {
-    if let Some(name) = crate::sql::views::STAGE_FIND.rows(db, [sql])?.first().map(|r| r.text(0)).transpose()? {
+    let known: Vec<(String,)> = read_all(&crate::sql::views::STAGE_FIND.rows(db, [sql])?)?;
+    if let Some((name,)) = known.into_iter().next() {
         return Ok(Some(TableId { catalog: catalog.to_string(), schema: feeds::SCHEMA.into(), name }));
     }
     // Bind it first (which makes the stages it needs, to the end): a query that does not bind

@@ -14,7 +14,7 @@ use super::cache::Cache;
 use super::history::{elapsed_ms, record_history, Created, HistoryRow};
 use super::report::RefreshReport;
 use super::standing::check_standing;
-use super::view::{describe, find_view, free_data_table, json_of, plan_facts, ViewRecord};
+use super::view::{describe, find_view, free_data_table, json_of, plan_facts, NewView, ViewRecord};
 use crate::db::Sql;
 use crate::error::{Error, Result};
 use crate::front::catalog::SqlCatalog;
@@ -22,8 +22,7 @@ use crate::front::strategy::{self, FunctionFacts, Strategy};
 use crate::plan::mode::Mode;
 use crate::render::{self, OutputColumn, Qualified};
 use crate::sql::catalog::PARSE_TREE;
-use crate::sql::views::{INSERT as VIEW_INSERT, MARK_REFRESHED as VIEW_MARK_REFRESHED};
-use crate::store::home;
+use crate::sql::views::MARK_REFRESHED as VIEW_MARK_REFRESHED;
 
 /// The names and types of a full view's output, as stored in `signature`: a refresh whose
 /// query no longer gives them fails as a schema change instead of inserting other columns.
@@ -83,22 +82,18 @@ pub fn create(
     db.execute(&render::create_table_as(&data, query))?;
     db.execute(&render::create_view(at, &render::full_view(&data, outputs, ordered)))?;
     let marker = super::view::mark_as_ours(db, at)?;
-    VIEW_INSERT.run(
-        db,
-        [
-            &at.name,
-            home::HERE,
-            &at.schema,
-            query,
-            "[]",
-            "query",
-            &data.name,
-            &output_signature(outputs),
-            &marker,
-            Strategy::Full.as_str(),
-            &reason,
-        ],
-    )?;
+    NewView {
+        at,
+        query,
+        leaves: "[]",
+        kind: "query",
+        data_table: &data.name,
+        signature: &output_signature(outputs),
+        marker: &marker,
+        strategy: Strategy::Full,
+        strategy_reason: &reason,
+    }
+    .insert(db)?;
     let rows = db.scalar_int(&render::count_rows(at), &[])?;
     let total_ms = elapsed_ms(started);
     record_history(db, &HistoryRow::recompute(at, "initial fill (strategy full)", total_ms, total_ms))?;

@@ -8,7 +8,7 @@ use super::prepared::{leaf_source, Input, KeyChecks};
 pub use super::report::RefreshReport;
 use crate::capture::batch_facts::BatchFacts;
 use crate::capture::{self};
-use crate::db::{Cells, Sql};
+use crate::db::{read_one, Sql};
 use crate::error::{Error, Result};
 use crate::plan::fk_pruning::{self, ProvenRelation};
 use crate::render::{self, Qualified};
@@ -27,7 +27,7 @@ pub(crate) fn net_delta(
     columns: &[crate::ir::ColumnDef],
     name: &Qualified,
 ) -> Result<()> {
-    let parts = [render::capture::log_after(&input.feed.log(), columns, input.feed.cursor, input.feed.seq)];
+    let parts = [render::capture::log_after(&input.feed.log(), columns, input.feed.reader.cursor, input.feed.seq)];
     let stats = capture::netted_delta(db, name, &parts, columns)?;
     input.delta = (stats.rows > 0).then(|| name.clone());
     input.stats = stats;
@@ -57,10 +57,14 @@ pub(crate) fn raw_batch(i: &Input) -> Option<i64> {
     let delta = i.delta.as_ref()?;
     let f = &i.feed;
     if i.fresh.delta.as_ref() == Some(delta) {
-        (f.cursor >= 0 && f.cursor == f.seq && !i.round_owned && !i.shared_delta).then_some(f.seq + 1)
+        (f.reader.cursor >= 0 && f.reader.cursor == f.seq && !i.round_owned && !i.shared_delta).then_some(f.seq + 1)
     } else {
         let nothing_fresh = i.fresh.stats.rows == 0;
-        (nothing_fresh && *delta == f.log() && f.cursor >= 0 && f.cursor + 1 == f.seq && f.pending_rows == 0)
+        (nothing_fresh
+            && *delta == f.log()
+            && f.reader.cursor >= 0
+            && f.reader.cursor + 1 == f.seq
+            && f.pending_rows == 0)
             .then_some(f.seq)
     }
 }
@@ -157,17 +161,23 @@ pub(crate) fn passed_key_checks(
                 }
             })
             .collect();
-        let rows = db.query(&render::capture::key_checks(&parts, &coverage_sql))?;
-        let row = rows.first().ok_or_else(|| Error::Internal("a key check returned no row".into()))?;
+        let sql = render::capture::key_checks(&parts, &coverage_sql);
+        let counts: Vec<i64> = read_one(&db.query(&sql)?, &sql)?;
+        let count = |i: usize| {
+            counts
+                .get(i)
+                .copied()
+                .ok_or_else(|| Error::Internal(format!("a key check returned {} counts", counts.len())))
+        };
         for (j, &i) in to_check.iter().enumerate() {
-            let holds = row.int(2 * j)? == 0;
+            let holds = count(2 * j)? == 0;
             unique[i] = Some(holds);
-            unreferenced[i] = row.int(2 * j + 1)? == 0;
+            unreferenced[i] = count(2 * j + 1)? == 0;
             let k = with_delta[i].0;
             learn(k.leaf, &|f| f.note_unique(&k.columns, holds));
         }
         for (n, &j) in to_count.iter().enumerate() {
-            let holds = row.int(2 * to_check.len() + n)? == 0;
+            let holds = count(2 * to_check.len() + n)? == 0;
             covered[j] = Some(holds);
             let r = counted[j].1;
             if let Some((parent, batch)) = parent_batch(r) {

@@ -3,6 +3,7 @@
 //! recompute, advance the cursors), explain (the same plan, not applied), drop.
 
 pub mod apply;
+pub mod attach;
 pub mod cache;
 pub mod compile_only;
 pub mod create;

@@ -37,10 +37,10 @@ pub struct TableInput<'a> {
 /// are exactly the table's changes after it). None: not known (a cursor written before the
 /// watermark was recorded, or a feed restarted for the view's readers).
 pub fn old_snapshot(feed: &crate::capture::feeds::Feed) -> Option<i64> {
-    let w = if feed.cursor >= feed.seq {
+    let w = if feed.reader.cursor >= feed.seq {
         feed.watermark.as_deref()
-    } else if feed.cursor >= 0 {
-        feed.cursor_watermark.as_deref()
+    } else if feed.reader.cursor >= 0 {
+        feed.reader.watermark.as_deref()
     } else {
         None
     };

@@ -70,7 +70,7 @@ pub(crate) fn first_transaction(db: &dyn Sql, cache: &mut Cache, name: &str, opt
         }
     };
     // A full refresh, or a view whose feed was rebuilt, captures in the second transaction only.
-    let later = full_first.is_some() || feeds.iter().any(|f| f.cursor < 0);
+    let later = full_first.is_some() || feeds.iter().any(|f| f.reader.cursor < 0);
     let mut captured: Vec<(usize, Feed, Fresh)> = Vec::new();
     let mut to_capture: Vec<(usize, Feed)> = Vec::new();
     for (k, &size) in sizes.iter().enumerate() {
@@ -168,7 +168,7 @@ pub(crate) fn lake_deletions_first(
     let mut deleting = Vec::new();
     for &k in &c.leaf_table {
         let d = match feed_of(feeds, c, k) {
-            Some(f) if f.consumers == 1 && f.cursor >= 0 && f.kind == c.sources[k] => match f.kind {
+            Some(f) if f.reader.consumers == 1 && f.reader.cursor >= 0 && f.kind == c.sources[k] => match f.kind {
                 SourceKind::DuckLake(id) => capture::ducklake::deletes_pending(db, &f, id)?,
                 _ => false,
             },
@@ -289,13 +289,14 @@ pub(crate) fn second_transaction(
         // A recompute decided before capture needs no batch of a table only this view reads.
         // (Not with writes recorded through openivm waiting: those must be applied or dropped.)
         let sole = matches!(feed.kind, SourceKind::AppendOnly(_) | SourceKind::DuckLake(_))
-            && feed.consumers == 1
+            && feed.reader.consumers == 1
             && feed.pending_rows == 0;
-        let restarted = if full_first.is_some() && round.is_none() && sole && switch_to.is_none() && feed.cursor >= 0 {
-            capture::rebaseline(db, &feed, sizes[k])?
-        } else {
-            None
-        };
+        let restarted =
+            if full_first.is_some() && round.is_none() && sole && switch_to.is_none() && feed.reader.cursor >= 0 {
+                capture::rebaseline(db, &feed, sizes[k])?
+            } else {
+                None
+            };
         if let Some(fresh) = restarted {
             let bounded = capture::lake_state(&feed, &fresh);
             inputs.push(Input::new(feed, fresh, (None, DeltaStats::default()), bounded, switch_to));
@@ -386,7 +387,7 @@ pub(crate) fn second_transaction(
                 &coverage.iter().map(|&i| &relations[i]).collect::<Vec<_>>(),
             )?;
             for (k, found) in checks.learned.drain() {
-                inputs[k].feed.captured_facts.get_or_insert_with(|| BatchFacts::new(found.seq)).absorb(found);
+                inputs[k].fresh.facts.get_or_insert_with(|| BatchFacts::new(found.seq)).absorb(found);
             }
             // A parent whose log was taken without netting and failed its check: netted, it may
             // pass (an update of a column the view does not read cancels); check again.
@@ -449,7 +450,7 @@ pub(crate) fn second_transaction(
     let run_masks = program.run_masks();
     let plan = program.inclusion_exclusion;
     let leaf_table_rows: Vec<u64> = c.leaf_table.iter().map(|&k| table_rows[k].max(0) as u64).collect();
-    let stale = inputs.iter().any(|i| i.feed.cursor < 0);
+    let stale = inputs.iter().any(|i| i.feed.reader.cursor < 0);
     let (mode, reason) = if stale {
         (
             Mode::Full,
@@ -514,7 +515,7 @@ pub(crate) fn unchanged_small_diffs(
     let probed: Vec<(usize, Feed)> = (0..c.tables.len())
         .filter(|&k| captured[k].is_none() && sizes[k] <= capture::diff::PROBED_ROWS)
         .filter_map(|k| feed_of(feeds, c, k).map(|f| (k, f)))
-        .filter(|(k, f)| f.kind == SourceKind::Diff && c.sources[*k] == SourceKind::Diff && f.cursor >= 0)
+        .filter(|(k, f)| f.kind == SourceKind::Diff && c.sources[*k] == SourceKind::Diff && f.reader.cursor >= 0)
         .collect();
     let changed = capture::diff::changed(db, &probed.iter().map(|(_, f)| f).collect::<Vec<_>>())?;
     for ((k, _), changed) in probed.iter().zip(changed) {

@@ -5,8 +5,8 @@
 use super::cache::Cache;
 use super::prepared::Options;
 use super::refresh;
-use crate::db::{Cells, Sql};
-use crate::error::{Error, Result};
+use crate::db::{read_one, Sql};
+use crate::error::Result;
 use crate::plan::mode::Requested;
 use crate::render;
 
@@ -41,9 +41,7 @@ pub fn verify(db: &dyn Sql, cache: &mut Cache, name: &str, repair: bool) -> Resu
         .columns(&recompute.table_id())
         .and_then(|columns| db.query(&render::verify_counts(&view.at, &recompute, &columns, by_bytes)));
     db.execute(&render::drop_table(&recompute))?;
-    let rows = rows?;
-    let r = rows.first().ok_or_else(|| Error::Internal("the comparison returned no row".into()))?;
-    let (missing_rows, extra_rows) = (r.int(0)?, r.int(1)?);
+    let (missing_rows, extra_rows): (i64, i64) = read_one(&rows?, "the comparison of a view with its recompute")?;
     let repaired = repair && (missing_rows > 0 || extra_rows > 0);
     if repaired {
         refresh::refresh(db, cache, name, Options { fk_pruning: None, mode: Some(Requested::Full) })?;

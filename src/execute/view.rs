@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use crate::ast::TableName;
 use crate::capture::{self, feeds};
-use crate::db::{Cells, Sql};
+use crate::db::{read_all, typed_row, JsonList, Sql};
 use crate::error::{Error, Result};
 use crate::front::bind::bind;
 use crate::front::catalog::{table_name, SqlCatalog};
@@ -77,8 +77,8 @@ pub enum Standing {
 
 /// The comment on the DuckDB view `at` (None: there is no such view).
 pub fn view_comment(db: &dyn Sql, at: &Qualified) -> Result<Option<String>> {
-    let rows = VIEW_COMMENT.rows(db, [&at.catalog, &at.schema, &at.name])?;
-    Ok(rows.first().and_then(|r| r.first().cloned().flatten()))
+    let rows: Vec<(Option<String>,)> = read_all(&VIEW_COMMENT.rows(db, [&at.catalog, &at.schema, &at.name])?)?;
+    Ok(rows.into_iter().next().and_then(|(comment,)| comment))
 }
 
 /// Whether the DuckDB view under the name is still the one openivm created.
@@ -99,9 +99,9 @@ pub(crate) fn standing_of(comment: Option<String>, v: &ViewRecord) -> Standing {
 /// with its marker), as `schema.name` when in another schema.
 pub(crate) fn renamed_to(db: &dyn Sql, v: &ViewRecord) -> Result<Option<String>> {
     let Some(marker) = &v.marker else { return Ok(None) };
-    let rows = crate::sql::views::VIEW_WITH_COMMENT.rows(db, [&v.at.catalog, marker])?;
-    let Some(r) = rows.first() else { return Ok(None) };
-    let (schema, name) = (r.text(0)?, r.text(1)?);
+    let rows: Vec<(String, String)> =
+        read_all(&crate::sql::views::VIEW_WITH_COMMENT.rows(db, [&v.at.catalog, marker])?)?;
+    let Some((schema, name)) = rows.into_iter().next() else { return Ok(None) };
     Ok(Some(if schema == v.at.schema { name } else { format!("{schema}.{name}") }))
 }
 
@@ -110,23 +110,75 @@ pub(crate) fn find_view(db: &dyn Sql, defaults: &(String, String), arg: &str) ->
     if !metadata_exists(db)? {
         return Err(Error::UnknownView(arg.to_string()));
     }
-    let rows = VIEW_FIND.rows(db, [&at.schema, &at.name])?;
-    let Some(r) = rows.first() else {
+    let rows: Vec<StoredView> = read_all(&VIEW_FIND.rows(db, [&at.schema, &at.name])?)?;
+    let Some(r) = rows.into_iter().next() else {
         return Err(Error::UnknownView(arg.to_string()));
     };
-    let earlier_layout = r.text(1)? != home::HERE;
-    let at = Qualified { catalog: at.catalog, schema: r.text(2)?, name: r.text(0)? };
-    let data = if earlier_layout { at.sibling(r.text(4)?) } else { internal(&at.catalog, r.text(4)?) };
+    let earlier_layout = r.view_catalog != home::HERE;
+    let at = Qualified { catalog: at.catalog, schema: r.view_schema, name: r.view_name };
+    let data = if earlier_layout { at.sibling(r.data_table) } else { internal(&at.catalog, r.data_table) };
     Ok(ViewRecord {
         data,
         earlier_layout,
-        query: r.text(3)?,
-        signature: r.text(5)?,
-        marker: r.opt_text(6)?.map(str::to_string),
-        strategy: Strategy::parse(r.opt_text(7)?),
-        strategy_reason: r.opt_text(8)?.map(str::to_string),
+        query: r.query,
+        signature: r.signature,
+        marker: r.view_marker,
+        strategy: Strategy::parse(r.strategy.as_deref()),
+        strategy_reason: r.strategy_reason,
         at,
     })
+}
+
+/// A maintained view's row as `views/insert.sql` writes it.
+pub(crate) struct NewView<'a> {
+    pub at: &'a Qualified,
+    pub query: &'a str,
+    /// The leaves' aliases and stored tables, as JSON.
+    pub leaves: &'a str,
+    pub kind: &'a str,
+    pub data_table: &'a str,
+    pub signature: &'a str,
+    pub marker: &'a str,
+    pub strategy: Strategy,
+    /// '' = none.
+    pub strategy_reason: &'a str,
+}
+
+impl NewView<'_> {
+    pub(crate) fn insert(&self, db: &dyn Sql) -> Result<()> {
+        crate::sql::views::INSERT.run(
+            db,
+            [
+                &self.at.name,
+                home::HERE,
+                &self.at.schema,
+                self.query,
+                self.leaves,
+                self.kind,
+                self.data_table,
+                self.signature,
+                self.marker,
+                self.strategy.as_str(),
+                self.strategy_reason,
+            ],
+        )
+    }
+}
+
+typed_row! {
+    /// A maintained view's row in `openivm_views`, as `views/find.sql` reads it.
+    struct StoredView {
+        view_name: String,
+        /// '' in the current layout, the database's name in rows of earlier layouts.
+        view_catalog: String,
+        view_schema: String,
+        query: String,
+        data_table: String,
+        signature: String,
+        view_marker: Option<String>,
+        strategy: Option<String>,
+        strategy_reason: Option<String>,
+    }
 }
 
 /// A table of the internal schema of the database `catalog`.
@@ -258,10 +310,10 @@ pub(crate) fn signature_change(q: &ViewQuery, macros: &[Macro], main: &str, reco
 /// CREATE VIEW makes them (`dedup_names`).
 pub(crate) fn describe(db: &dyn Sql, query: &str) -> Result<Vec<OutputColumn>> {
     let rows = db.query(&render::describe(query))?;
-    let mut outputs: Vec<OutputColumn> = rows
-        .iter()
-        .map(|r| Ok(OutputColumn { name: r.text(0)?, ty: r.text(1)?, collation: None }))
-        .collect::<Result<_>>()?;
+    let mut outputs: Vec<OutputColumn> = read_all::<(String, String)>(&rows)?
+        .into_iter()
+        .map(|(name, ty)| OutputColumn { name, ty, collation: None })
+        .collect();
     let names = dedup_names(outputs.iter().map(|o| o.name.clone()).collect());
     outputs.iter_mut().zip(names).for_each(|(o, n)| o.name = n);
     Ok(outputs)
@@ -369,7 +421,7 @@ pub fn all_views(db: &dyn Sql) -> Result<Vec<(String, String)>> {
     if !metadata_exists(db)? {
         return Ok(vec![]);
     }
-    ALL_VIEWS.rows(db, []).and_then(|rows| rows.iter().map(|r| Ok((r.text(0)?, r.text(1)?))).collect())
+    read_all(&ALL_VIEWS.rows(db, [])?)
 }
 
 /// The stages (hidden maintained views of the schema openivm) that the view `at` reads.
@@ -377,11 +429,8 @@ pub(crate) fn stages_read_by(db: &dyn Sql, at: &Qualified) -> Result<Vec<Qualifi
     if !crate::front::catalog::main_table_exists(db, "openivm_views")? {
         return Ok(vec![]);
     }
-    crate::sql::capture::STAGES_READ_BY
-        .rows(db, [&at.schema, &at.name])?
-        .iter()
-        .map(|r| Ok(internal(&at.catalog, r.text(0)?)))
-        .collect()
+    let stages: Vec<(String,)> = read_all(&crate::sql::capture::STAGES_READ_BY.rows(db, [&at.schema, &at.name])?)?;
+    Ok(stages.into_iter().map(|(name,)| internal(&at.catalog, name)).collect())
 }
 
 /// The other maintained views that read the maintained view `at` as a leaf (through a feed on it).
@@ -390,8 +439,8 @@ pub(crate) fn readers_of(db: &dyn Sql, at: &Qualified) -> Result<Vec<String>> {
         return Ok(vec![]);
     }
     let mut out = Vec::new();
-    for r in RELATION_READERS.rows(db, [home::HERE, &at.schema, &at.name])? {
-        let (schema, name) = (r.text(0)?, r.text(1)?);
+    let readers: Vec<(String, String)> = read_all(&RELATION_READERS.rows(db, [home::HERE, &at.schema, &at.name])?)?;
+    for (schema, name) in readers {
         if !(schema.eq_ignore_ascii_case(&at.schema) && name.eq_ignore_ascii_case(&at.name)) {
             out.push(format!("{schema}.{name}"));
         }
@@ -417,16 +466,14 @@ pub(crate) fn plan_facts(db: &dyn Sql, query: &str) -> Result<strategy::PlanFact
     if !plan.calls.is_empty() {
         let names: Vec<&str> = plan.calls.iter().map(|c| c.name.as_str()).collect();
         let names = serde_json::to_string(&names).map_err(|e| Error::Internal(e.to_string()))?;
-        let overloads = OVERLOADS
-            .rows(db, [&names])?
-            .iter()
-            .map(|r| {
-                let params: Vec<String> =
-                    serde_json::from_str(&r.text(1)?).map_err(|e| Error::Internal(e.to_string()))?;
-                let time_zone = params.iter().chain([&r.text(2)?]).any(|t| strategy::is_time_zone_type(t));
-                Ok(strategy::Overload { name: r.text(0)?, params, consistent: r.bool(3)?, time_zone })
+        let rows: Vec<(String, JsonList, String, bool)> = read_all(&OVERLOADS.rows(db, [&names])?)?;
+        let overloads: Vec<strategy::Overload> = rows
+            .into_iter()
+            .map(|(name, JsonList(params), returns, consistent)| {
+                let time_zone = params.iter().chain([&returns]).any(|t| strategy::is_time_zone_type(t));
+                strategy::Overload { name, params, consistent, time_zone }
             })
-            .collect::<Result<Vec<_>>>()?;
+            .collect();
         strategy::check_bound_calls(&plan.calls, &overloads)?;
     }
     Ok(plan)

@@ -6,7 +6,7 @@ use std::cell::OnceCell;
 use crate::ast::Expr;
 use crate::ast::TableName;
 use crate::ast::{FromItem, Select};
-use crate::db::{Cells, Sql};
+use crate::db::{read_all, read_one, Sql};
 use crate::error::{Error, Result};
 use crate::front::bind::{Catalog, FunctionInfo, RelationKind, ResolvedTable, StageQuery, ViewDefinition};
 use crate::ir::{ColumnDef, Leaf, TableId};
@@ -50,8 +50,8 @@ fn collations(plan: &serde_json::Value) -> Vec<(String, String)> {
 
 /// Whether an attached database is a DuckLake catalog.
 pub fn is_ducklake(db: &dyn Sql, catalog: &str) -> Result<bool> {
-    let rows = crate::sql::catalog::DATABASE_TYPE.rows(db, [catalog])?;
-    Ok(rows.first().and_then(|r| r.first().cloned().flatten()).is_some_and(|t| t.eq_ignore_ascii_case("ducklake")))
+    let rows: Vec<(Option<String>,)> = read_all(&crate::sql::catalog::DATABASE_TYPE.rows(db, [catalog])?)?;
+    Ok(rows.into_iter().next().and_then(|(t,)| t).is_some_and(|t| t.eq_ignore_ascii_case("ducklake")))
 }
 
 /// Whether the metadata table `name` exists in the attached database `catalog`.
@@ -275,18 +275,14 @@ impl<'a> SqlCatalog<'a> {
         if let Some(d) = self.defaults.get() {
             return Ok(d.clone());
         }
-        let rows = DEFAULTS.rows(self.db, [])?;
-        let row = rows.first().ok_or_else(|| Error::Internal("no default catalog".into()))?;
-        let d = (row.text(0)?, row.text(1)?);
+        let d: (String, String) = read_one(&DEFAULTS.rows(self.db, [])?, DEFAULTS.text)?;
         Ok(self.defaults.get_or_init(|| d).clone())
     }
 
     pub fn columns(&self, id: &TableId) -> Result<Vec<ColumnDef>> {
-        let rows = COLUMNS.rows(self.db, [&id.catalog, &id.schema, &id.name])?;
-        let mut columns: Vec<ColumnDef> = rows
-            .iter()
-            .map(|r| Ok(ColumnDef { name: r.text(0)?, ty: r.text(1)?, collation: None }))
-            .collect::<Result<_>>()?;
+        let rows: Vec<(String, String)> = read_all(&COLUMNS.rows(self.db, [&id.catalog, &id.schema, &id.name])?)?;
+        let mut columns: Vec<ColumnDef> =
+            rows.into_iter().map(|(name, ty)| ColumnDef { name, ty, collation: None }).collect();
         if columns.iter().any(|c| c.ty.eq_ignore_ascii_case("VARCHAR")) {
             // DuckDB's catalog functions name a collated column's type VARCHAR; its bound plan
             // keeps the collation.
@@ -309,18 +305,17 @@ impl<'a> SqlCatalog<'a> {
 
     /// Like `find`, with another default catalog and schema (as inside a view).
     fn find_from(&self, name: &TableName, catalog: &str, schema: &str) -> Result<Option<Candidate>> {
-        let rows = RELATIONS_NAMED.rows(self.db, [&name.name, &name.name])?;
-        let candidates = rows
-            .iter()
-            .map(|r| {
-                Ok(Candidate {
-                    catalog: r.text(0)?,
-                    schema: r.text(1)?,
-                    name: r.text(2)?,
-                    kind: if r.text(3)? == "view" { RelationKind::View } else { RelationKind::Table },
-                })
+        let rows: Vec<(String, String, String, String)> =
+            read_all(&RELATIONS_NAMED.rows(self.db, [&name.name, &name.name])?)?;
+        let candidates: Vec<Candidate> = rows
+            .into_iter()
+            .map(|(catalog, schema, name, kind)| Candidate {
+                catalog,
+                schema,
+                name,
+                kind: if kind == "view" { RelationKind::View } else { RelationKind::Table },
             })
-            .collect::<Result<Vec<Candidate>>>()?;
+            .collect();
         resolve(name, &candidates, catalog, schema)
     }
 
@@ -366,7 +361,10 @@ impl Catalog for SqlCatalog<'_> {
         let sql = if query.distinct { crate::render::distinct_stage(&sql) } else { sql };
         let (catalog, _) = self.defaults()?;
         let known = if main_table_exists(self.db, "openivm_views")? {
-            crate::sql::views::STAGE_FIND.rows(self.db, [&sql])?.first().map(|r| r.text(0)).transpose()?
+            read_all::<(String,)>(&crate::sql::views::STAGE_FIND.rows(self.db, [&sql])?)?
+                .into_iter()
+                .next()
+                .map(|(n,)| n)
         } else {
             None
         };
@@ -420,17 +418,17 @@ impl Catalog for SqlCatalog<'_> {
     }
 
     fn function(&self, name: &str) -> Result<Option<FunctionInfo>> {
-        let rows = FUNCTION.rows(self.db, [name])?;
-        let Some(r) = rows.first() else {
+        let rows: Vec<(i64, Option<bool>, Option<bool>, Option<bool>)> = read_all(&FUNCTION.rows(self.db, [name])?)?;
+        let Some((overloads, aggregate, consistent, internal)) = rows.into_iter().next() else {
             return Ok(None);
         };
-        if r.int(0)? == 0 {
+        if overloads == 0 {
             return Ok(None);
         }
         Ok(Some(FunctionInfo {
-            aggregate: r.opt_text(1)? == Some("true"),
-            deterministic: r.opt_text(2)? != Some("false"),
-            builtin: r.opt_text(3)? == Some("true"),
+            aggregate: aggregate == Some(true),
+            deterministic: consistent != Some(false),
+            builtin: internal == Some(true),
         }))
     }
 
@@ -446,7 +444,7 @@ impl Catalog for SqlCatalog<'_> {
                 rows.len()
             )));
         }
-        rows.iter().map(|r| Ok(Some(r.text(1)?))).collect()
+        Ok(read_all::<(String, String)>(&rows)?.into_iter().map(|(_, ty)| Some(ty)).collect())
     }
 
     fn union_types(&self, branches: &[Vec<String>]) -> Result<Vec<String>> {
@@ -458,7 +456,7 @@ impl Catalog for SqlCatalog<'_> {
         if rows.len() != width {
             return Err(Error::Internal(format!("typing a union of {width} columns gave {} types", rows.len())));
         }
-        rows.iter().map(|r| r.text(1)).collect()
+        Ok(read_all::<(String, String)>(&rows)?.into_iter().map(|(_, ty)| ty).collect())
     }
 }
 

@@ -8,20 +8,23 @@ use std::collections::BTreeSet;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::db::{read_all, Cells, FromRow, Row, Sql};
+use crate::db::{read_all, typed_row, Sql};
 use crate::error::Result;
 use crate::sql::catalog::{PARSE_TREE, USER_MACROS};
 
-/// A user macro (one overload) as `duckdb_functions()` defines it.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-pub struct Macro {
-    pub schema: String,
-    #[serde(rename = "macro")]
-    pub name: String,
-    /// 'macro' or 'table_macro'.
-    pub kind: String,
-    pub parameters: String,
-    pub definition: String,
+typed_row! {
+    /// A user macro (one overload) as `duckdb_functions()` defines it (a row of
+    /// `sql/catalog/user_macros.sql`).
+    #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+    pub struct Macro {
+        pub schema: String,
+        #[serde(rename = "macro")]
+        pub name: String,
+        /// 'macro' or 'table_macro'.
+        pub kind: String,
+        pub parameters: String,
+        pub definition: String,
+    }
 }
 
 impl Macro {
@@ -33,19 +36,6 @@ impl Macro {
         } else {
             format!("SELECT {}", self.definition)
         }
-    }
-}
-
-impl FromRow for Macro {
-    /// A row of `sql/catalog/user_macros.sql`.
-    fn from_row(r: &Row) -> Result<Macro> {
-        Ok(Macro {
-            schema: r.text(0)?,
-            name: r.text(1)?,
-            kind: r.text(2)?,
-            parameters: r.text(3)?,
-            definition: r.text(4)?,
-        })
     }
 }
 

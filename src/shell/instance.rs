@@ -191,16 +191,8 @@ impl Instance {
         let Some(lease) = self.gate.try_acquire() else {
             return false;
         };
-        let alone = lease.with_conn(|conn| {
-            conn.map(|conn| {
-                CONNECTION_COUNT
-                    .rows(conn, [])
-                    .ok()
-                    .and_then(|rows| rows.first().and_then(|r| r.first().cloned().flatten()))
-                    .and_then(|s| s.parse::<i64>().ok())
-                    .is_some_and(|n| n <= 1)
-            })
-        });
+        let alone =
+            lease.with_conn(|conn| conn.map(|conn| CONNECTION_COUNT.scalar_int(conn, []).ok().is_some_and(|n| n <= 1)));
         match alone {
             None => true,
             Some(false) => false,

@@ -4,7 +4,7 @@
 //! which persists), and the default. Every known setting has a row in the table, so
 //! `FROM openivm_settings` lists them all.
 
-use crate::db::{Cells, Sql};
+use crate::db::{read_all, Sql};
 use crate::error::{Error, Result};
 
 use crate::sql::settings::ADD_DEFAULT;
@@ -130,11 +130,8 @@ pub fn set(db: &dyn Sql, name: &str, value: &str) -> Result<String> {
 
 /// The stored value of a setting, or its default when it has no row or a NULL value.
 fn stored(db: &dyn Sql, s: &Setting) -> Result<String> {
-    let rows = GET.rows(db, [s.name])?;
-    match rows.first() {
-        Some(r) => Ok(r.opt_text(0)?.unwrap_or(s.default).to_string()),
-        None => Ok(s.default.to_string()),
-    }
+    let rows: Vec<(Option<String>,)> = read_all(&GET.rows(db, [s.name])?)?;
+    Ok(rows.into_iter().next().and_then(|(value,)| value).unwrap_or_else(|| s.default.to_string()))
 }
 
 /// The effective value of `openivm_refresh_mode`.
