@@ -23,11 +23,11 @@ pub struct Select {
     /// `where_clause` (see `SubqueryJoin`).
     pub semi_joins: Vec<SubqueryJoin>,
     /// The same query over a subquery of per-group value counts, when its aggregates look like
-    /// DISTINCT aggregates of one argument (`parse::distinct_by_values`); the binder takes it
+    /// DISTINCT aggregates of one argument (`rewrite::distinct_by_values`); the binder takes it
     /// when the catalog confirms that no other call is an aggregate.
     pub by_values: Option<Box<Select>>,
     /// `DISTINCT ON (...)` of a query whose select list has a `*`: the binder expands the `*`
-    /// and reads the query as groups (`parse::distinct_on_as_groups`); empty otherwise (the
+    /// and reads the query as groups (`rewrite::distinct_on`); empty otherwise (the
     /// parser reads it itself).
     pub distinct_on: Vec<Expr>,
 }

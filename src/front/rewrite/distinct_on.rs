@@ -110,3 +110,61 @@ pub(crate) fn output_named(aliases: &[Option<String>], k: &Expr) -> Option<usize
         _ => None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ast::{FromItem, TableName};
+
+    #[test]
+    fn distinct_on_is_the_first_row_of_each_group() {
+        let item = |e: Expr, alias: Option<&str>| SelectItem { expr: e, alias: alias.map(str::to_string) };
+        let order = |k: Expr, descending: Option<bool>| crate::ast::OrderItem { key: k, descending, nulls_first: None };
+        // SELECT DISTINCT ON (g) g, x AS v FROM t ORDER BY g, y DESC
+        let select = Select {
+            presentation: crate::ast::Presentation {
+                order_by: vec![order(col(&["g"]), None), order(col(&["y"]), Some(true))],
+                ..Default::default()
+            },
+            ..Select::plain(
+                vec![item(col(&["g"]), None), item(col(&["x"]), Some("v"))],
+                FromItem::Table { name: TableName { catalog: None, schema: None, name: "t".into() }, alias: None },
+            )
+        };
+        let g = distinct_on_as_groups(select.clone(), vec![col(&["g"])]).unwrap();
+        assert_eq!(g.group_by, vec![col(&["g"])]);
+        assert_eq!(g.items[0].expr, col(&["g"]));
+        let first = Expr::Aggregate(Box::new(AggCall {
+            name: "first".into(),
+            args: vec![Expr::Struct(vec![("c1".into(), col(&["x"])), ("o1".into(), col(&["y"]))])],
+            distinct: false,
+            order_by: vec![order(col(&["g"]), None), order(col(&["y"]), Some(true))],
+            filter: None,
+        }));
+        let field = |n: &str| Expr::Function {
+            name: "struct_extract".into(),
+            args: vec![first.clone(), Expr::Constant(Constant::Text(n.into()))],
+            is_operator: false,
+        };
+        assert_eq!(g.items[1].expr, field("c1"));
+        assert_eq!(g.items[1].alias.as_deref(), Some("v"));
+        // the result is sorted by the key and by the chosen row's y
+        assert_eq!(g.presentation.order_by[0].key, col(&["g"]));
+        assert_eq!(g.presentation.order_by[1].key, field("o1"));
+        // over a grouped query, or with *: refused
+        let grouped = Select { group_by: vec![col(&["g"])], ..select.clone() };
+        assert!(distinct_on_as_groups(grouped, vec![col(&["g"])]).unwrap_err().to_string().contains("grouped"));
+        // DISTINCT ON (1) over `42 AS c`: the integer key groups by its position, not by 42
+        let int = |n: i128| Expr::Constant(Constant::Integer(n));
+        let constant = Select { items: vec![item(col(&["x"]), None), item(int(42), Some("c"))], ..select.clone() };
+        let g = distinct_on_as_groups(constant, vec![int(2)]).unwrap();
+        assert_eq!(g.group_by, vec![int(2)]);
+        assert_eq!(g.items[1].expr, int(42));
+        let star = Select { items: vec![item(Expr::Star { relation: None }, None)], ..select };
+        assert!(distinct_on_as_groups(star, vec![col(&["g"])]).unwrap_err().to_string().contains("*"));
+    }
+
+    fn col(parts: &[&str]) -> Expr {
+        Expr::Column(parts.iter().map(|s| s.to_string()).collect())
+    }
+}
