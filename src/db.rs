@@ -361,7 +361,7 @@ mod tests {
     #[test]
     fn reads_typed_rows_in_column_order() {
         let r = row(&[Some("a"), Some("42"), None, Some("true"), Some(r#"["x","y"]"#)]);
-        let s: Sample = read_one(&[r.clone()], "q").unwrap();
+        let s: Sample = read_one(std::slice::from_ref(&r), "q").unwrap();
         assert_eq!((s.name.as_str(), s.n, s.note, s.flag), ("a", 42, None, true));
         assert_eq!(s.cols.0, vec!["x", "y"]);
         let t: (String, i64) = FromRow::from_row(&r).unwrap();

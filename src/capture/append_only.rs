@@ -190,7 +190,7 @@ fn finish_read(
         }
         return Err(broken_promise(feed, pos, count, expected, appended.rows));
     }
-    // A batch read in place is the log itself (never dropped: `feeds::owned`).
+    // A batch read in place is the log itself (never dropped: `view_delta::owned`).
     let delta = (stats.rows > 0).then(|| fresh.unwrap_or_else(|| feed.log()));
     let watermark = match (pos, max_position) {
         (_, None) => feed.watermark.clone(),

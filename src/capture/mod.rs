@@ -39,6 +39,7 @@ pub mod feed;
 pub mod feeds;
 pub mod recorded;
 pub mod trigger;
+pub mod view_delta;
 
 pub use batch::{columns_key, netted_delta, temp_name, DeltaStats, Fresh, SourceKind};
 
@@ -244,8 +245,8 @@ pub fn lake_state(feed: &feeds::Feed, fresh: &Fresh) -> Option<String> {
 
 /// Drops the temp tables a capture made.
 pub fn discard(db: &dyn Sql, fresh: &Fresh) -> Result<()> {
-    // A batch taken where it lies in the feed's log is only borrowed (`feeds::owned`).
-    for t in [&fresh.delta, &fresh.net].into_iter().flatten().filter(|t| feeds::owned(t)) {
+    // A batch taken where it lies in the feed's log is only borrowed (`view_delta::owned`).
+    for t in [&fresh.delta, &fresh.net].into_iter().flatten().filter(|t| view_delta::owned(t)) {
         db.execute(&crate::render::drop_table(t))?;
     }
     Ok(())

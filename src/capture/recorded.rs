@@ -53,7 +53,7 @@ pub fn capture(db: &dyn Sql, feed: &Feed, name: &str, size_now: i64) -> Result<F
 /// trimmed: no copy, and the merge reads the log through a plan kept for it, as the views that
 /// follow do), else copied as it is into a delta table named after `name`. The rows are used as
 /// they are, one per copy, without netting them: a delta is a signed multiset, so a row recorded
-/// +1 and -1 contributes nothing to any term (`feeds::view_delta` says when a view nets its own).
+/// +1 and -1 contributes nothing to any term (`view_delta::view_delta` says when a view nets its own).
 /// An append-only feed takes its open batch with the rows past its watermark
 /// (`append_only::read`).
 pub(super) fn open_batch(db: &dyn Sql, feed: &Feed, name: &str) -> Result<(Option<Qualified>, DeltaStats)> {

@@ -53,7 +53,7 @@ pub fn supported(db: &dyn Sql, catalog: &str) -> Result<bool> {
 pub fn supports(library: &str, storage: Option<&str>, kind: Option<&str>) -> bool {
     let major = |v: &str| v.trim_start_matches('v').split('.').next().and_then(|m| m.parse::<u32>().ok());
     let native = kind.is_some_and(|k| k.eq_ignore_ascii_case("duckdb"));
-    major(library).is_some_and(|m| m >= 2) && native && storage.map_or(true, |s| major(s).is_some_and(|m| m >= 2))
+    major(library).is_some_and(|m| m >= 2) && native && storage.is_none_or(|s| major(s).is_some_and(|m| m >= 2))
 }
 
 /// Installs (or replaces) the feed's triggers on its table, writing into its log (which must

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use super::view::{compile, find_view, signature_change, signature_matches, view_location, ViewRecord};
 use crate::capture::feeds::FeedRows;
 use crate::capture::SourceKind;
-use crate::db::{read_all, tagged, FromRow, Row, Sql};
+use crate::db::{read_all, tagged, typed_row, FromRow, Row, Sql};
 use crate::declare::fk_facts;
 use crate::declare::sources;
 use crate::error::{Error, Result};
@@ -55,14 +55,30 @@ pub struct Compiled {
     identity: Vec<(String, String)>,
     /// The user macros the query calls, as defined when compiled; any change recompiles.
     macros: Vec<Macro>,
-    /// Measured on earlier refreshes of this instance (ms).
-    pub last_incremental_ms: Option<f64>,
-    /// Whether an incremental refresh of the view was measured (else `last_incremental_ms` is
-    /// the time its change state took to start, which stands in for one).
+    /// Measured on earlier refreshes (of this instance, else as the history recorded them).
+    pub times: LastTimes,
+}
+
+/// What the latest refreshes of a view cost (ms), for auto mode.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct LastTimes {
+    pub incremental_ms: Option<f64>,
+    /// Whether an incremental refresh of the view was measured (else `incremental_ms` is the
+    /// time its change state took to start, which stands in for one).
     pub incremental_ran: bool,
     /// The capture's part of the last incremental refresh.
-    pub last_incremental_capture_ms: Option<f64>,
-    pub last_full_ms: Option<f64>,
+    pub incremental_capture_ms: Option<f64>,
+    pub full_ms: Option<f64>,
+}
+
+typed_row! {
+    /// A row of `capture/last_times.sql`.
+    struct RecordedTimes {
+        full_apply: Option<f64>,
+        full_capture: Option<f64>,
+        incremental_total: Option<f64>,
+        incremental_capture: Option<f64>,
+    }
 }
 
 /// Settings as read once per instance (changed only through openivm_set, which invalidates).
@@ -497,11 +513,10 @@ impl Cache {
         let mut sources = sources::sources(db, &defaults.0, &tables, &all_columns, &default_source)?;
         super::view::chain_sources(db, &defaults.0, &q, &tables, &mut sources)?;
         let now = states_in(db, &tables, self.round.as_mut().unwrap_or(&mut own)).map_err(|e| restale(e, name))?;
-        let (last_incremental_ms, incremental_ran, last_incremental_capture_ms, last_full_ms) =
-            match self.views.get(&key) {
-                Some(c) => (c.last_incremental_ms, c.incremental_ran, c.last_incremental_capture_ms, c.last_full_ms),
-                None => last_times(db, &view.at)?,
-            };
+        let times = match self.views.get(&key) {
+            Some(c) => c.times,
+            None => last_times(db, &view.at)?,
+        };
         let merge_keys = crate::plan::merge_keys::merge_keys(&q, &fks);
         let group_lookup = merge_keys.as_ref().and_then(|m| crate::plan::merge_keys::group_lookup(&q, m));
         let c = Compiled {
@@ -519,10 +534,7 @@ impl Cache {
             sum_kinds,
             identity: now.iter().map(|n| (n.0.clone(), n.1.clone())).collect(),
             macros,
-            last_incremental_ms,
-            incremental_ran,
-            last_incremental_capture_ms,
-            last_full_ms,
+            times,
         };
         self.views.insert(key.clone(), c.clone());
         Ok((key, c, now.iter().map(|n| n.2).collect()))
@@ -533,11 +545,11 @@ impl Cache {
         if let Some(c) = self.views.get_mut(key) {
             match mode {
                 Mode::Incremental | Mode::GroupRecompute => {
-                    c.last_incremental_ms = Some(ms);
-                    c.incremental_ran = true;
-                    c.last_incremental_capture_ms = Some(capture_ms);
+                    c.times.incremental_ms = Some(ms);
+                    c.times.incremental_ran = true;
+                    c.times.incremental_capture_ms = Some(capture_ms);
                 }
-                Mode::Full => c.last_full_ms = Some(ms),
+                Mode::Full => c.times.full_ms = Some(ms),
             }
         }
     }
@@ -546,8 +558,8 @@ impl Cache {
     /// stopped the tracking, and the next one is measured before auto decides again.
     pub fn resumed(&mut self, key: &str) {
         if let Some(c) = self.views.get_mut(key) {
-            c.last_incremental_ms = None;
-            c.last_incremental_capture_ms = None;
+            c.times.incremental_ms = None;
+            c.times.incremental_capture_ms = None;
         }
     }
 
@@ -619,20 +631,17 @@ impl Cache {
 /// as a recompute; before any incremental refresh, the capture of the latest recompute (for a
 /// diff source: building or diffing its snapshot, which every incremental refresh pays too)
 /// stands in for one (then the second value, whether an incremental refresh ran, is false).
-fn last_times(db: &dyn Sql, at: &Qualified) -> Result<(Option<f64>, bool, Option<f64>, Option<f64>)> {
-    let rows: Vec<(Option<f64>, Option<f64>, Option<f64>, Option<f64>)> =
-        read_all(&LAST_TIMES.rows(db, [&at.schema, &at.name, &at.schema, &at.name])?)?;
-    let Some((full, full_capture, incremental, incremental_capture)) = rows.into_iter().next() else {
-        return Ok((None, false, None, None));
-    };
-    let full_capture = full_capture.filter(|&c| c > 0.0);
+fn last_times(db: &dyn Sql, at: &Qualified) -> Result<LastTimes> {
+    let rows: Vec<RecordedTimes> = read_all(&LAST_TIMES.rows(db, [&at.schema, &at.name, &at.schema, &at.name])?)?;
+    let Some(r) = rows.into_iter().next() else { return Ok(LastTimes::default()) };
+    let full_capture = r.full_capture.filter(|&c| c > 0.0);
     // Before any incremental refresh, the start of the change state stands in for one: all of
     // it capture.
-    let (incremental, ran, capture) = match incremental {
-        Some(total) => (Some(total), true, incremental_capture),
+    let (incremental_ms, incremental_ran, incremental_capture_ms) = match r.incremental_total {
+        Some(total) => (Some(total), true, r.incremental_capture),
         None => (full_capture, false, full_capture),
     };
-    Ok((incremental, ran, capture, full))
+    Ok(LastTimes { incremental_ms, incremental_ran, incremental_capture_ms, full_ms: r.full_apply })
 }
 
 /// A stored result made by an older openivm (other hidden columns) cannot be maintained by this

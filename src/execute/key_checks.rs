@@ -51,7 +51,7 @@ pub(crate) fn reference_check<'k>(
 /// The batch of its feed that the delta of table `k` is, exactly and as logged (not netted), when
 /// it is one, so that facts about the batch (`BatchFacts`) hold for the delta: the batch a view at
 /// its feed's head captured (logged as batch `seq + 1` when the refresh commits), or batch `seq`
-/// read by a view one batch behind from a log that holds just that batch (`feeds::logged_deltas`
+/// read by a view one batch behind from a log that holds just that batch (`view_delta::logged_deltas`
 /// takes the log itself as the delta only when every row of it is after the cursor).
 pub(crate) fn raw_batch(i: &Input) -> Option<i64> {
     let delta = i.delta.as_ref()?;

@@ -12,6 +12,7 @@ use super::prepared::{feed_of, First, Go, Input, Options, Prepared};
 pub use super::report::RefreshReport;
 use super::round::Round;
 use crate::capture::batch_facts::BatchFacts;
+use crate::capture::view_delta;
 use crate::capture::{self, feeds, feeds::Feed, DeltaStats, Fresh, SourceKind};
 use crate::db::Sql;
 use crate::error::{Error, Result};
@@ -23,7 +24,7 @@ use crate::plan::terms::DeltaShape;
 use crate::render::{self, Qualified};
 
 /// Per table of the view: whether it is the parent of a relation the join proves, which pruning
-/// may skip (its delta's deletes may need netting, `feeds::view_delta`).
+/// may skip (its delta's deletes may need netting, `view_delta::view_delta`).
 pub(crate) fn prunable_parents(c: &Compiled, pruning: bool) -> Vec<bool> {
     let mut out = vec![false; c.tables.len()];
     if pruning {
@@ -118,16 +119,21 @@ pub(crate) fn first_transaction(db: &dyn Sql, cache: &mut Cache, name: &str, opt
         .iter()
         .map(|(k, f, fr)| {
             let columns = &c.read_columns[*k][..];
-            (f, fr, feeds::nets_deletes(f, columns, parents[*k]).then_some(columns))
+            (f, fr, view_delta::nets_deletes(f, columns, parents[*k]).then_some(columns))
         })
         .collect();
-    let (found, unnetted) = feeds::logged_deltas(db, &logged, true)?;
+    let (found, unnetted) = view_delta::logged_deltas(db, &logged, true)?;
     for (j, ((k, feed, fresh), found)) in captured.into_iter().zip(found).enumerate() {
         let delta = match found {
             Some(d) => d,
-            None => {
-                feeds::view_delta(db, &feed, &fresh, &c.read_columns[k], parents[k], &capture::temp_name("delta", k))?
-            }
+            None => view_delta::view_delta(
+                db,
+                &feed,
+                &fresh,
+                &c.read_columns[k],
+                parents[k],
+                &capture::temp_name("delta", k),
+            )?,
         };
         let bounded = capture::bounded_state(&feed, &fresh);
         inputs[k] = Some(Input { unnetted: unnetted.contains(&j), ..Input::new(feed, fresh, delta, bounded, None) });
@@ -217,7 +223,13 @@ pub(crate) fn second_transaction(
         let diff_feeds: Vec<i64> = feeds.iter().filter(|f| matches!(f.kind, SourceKind::Diff)).map(|f| f.id).collect();
         match round.as_deref().and_then(|r| r.verdict(&diff_feeds)) {
             Some(verdict) => verdict,
-            None => mode::skip_capture(requested, diff_rows, c.last_incremental_ms, c.incremental_ran, c.last_full_ms),
+            None => mode::skip_capture(
+                requested,
+                diff_rows,
+                c.times.incremental_ms,
+                c.times.incremental_ran,
+                c.times.full_ms,
+            ),
         }
     } else {
         None
@@ -234,8 +246,8 @@ pub(crate) fn second_transaction(
                 has_diff,
                 diff_rows,
                 round.is_none(),
-                c.last_incremental_capture_ms,
-                c.last_full_ms,
+                c.times.incremental_capture_ms,
+                c.times.full_ms,
             ),
             _ => None,
         };
@@ -307,7 +319,7 @@ pub(crate) fn second_transaction(
                 // The feed's log ends before the round's batch: read it as of the batch before.
                 let mut as_of = feed.clone();
                 as_of.seq = seq - 1;
-                let (delta, stats) = feeds::view_delta(db, &as_of, batch, columns, parents[k], &name)?;
+                let (delta, stats) = view_delta::view_delta(db, &as_of, batch, columns, parents[k], &name)?;
                 let shared_delta = delta.is_some() && delta == batch.delta;
                 let fresh = feed.unchanged();
                 let bounded = capture::lake_state(&feed, &fresh);
@@ -366,7 +378,7 @@ pub(crate) fn second_transaction(
         let (delta, stats) = if full_first.is_some() {
             (None, DeltaStats::default())
         } else {
-            feeds::view_delta(db, &feed, &fresh, columns, parents[k], &name)?
+            view_delta::view_delta(db, &feed, &fresh, columns, parents[k], &name)?
         };
         let round_owned = first_in_round == Some(true) && fresh.delta.is_some();
         let bounded = capture::lake_state(&feed, &fresh);
@@ -553,14 +565,14 @@ pub(crate) fn inspect_triggers(
 pub(crate) fn discard_temp_tables(db: &dyn Sql, tables: &[(Fresh, Option<Qualified>)]) {
     for (fresh, delta) in tables {
         let _ = capture::discard(db, fresh);
-        if let Some(d) = delta.as_ref().filter(|d| feeds::owned(d)) {
+        if let Some(d) = delta.as_ref().filter(|d| view_delta::owned(d)) {
             let _ = db.execute(&render::drop_table(d));
         }
     }
 }
 
 pub(crate) fn drop_delta(db: &dyn Sql, i: &Input) -> Result<()> {
-    if let Some(d) = i.delta.as_ref().filter(|d| feeds::owned(d)) {
+    if let Some(d) = i.delta.as_ref().filter(|d| view_delta::owned(d)) {
         if Some(d) != i.fresh.delta.as_ref() && !i.shared_delta {
             db.execute(&render::drop_table(d))?;
         }

@@ -8,6 +8,7 @@ use std::time::Instant;
 use super::cache::Compiled;
 pub use super::report::RefreshReport;
 use crate::capture::batch_facts::BatchFacts;
+use crate::capture::view_delta;
 use crate::capture::{feeds, feeds::Feed, DeltaStats, Fresh, SourceKind};
 use crate::plan::fk_pruning::{self, FkPruning, ProvenRelation};
 use crate::plan::mode::{Mode, Requested};
@@ -41,7 +42,7 @@ pub(crate) struct Input {
     /// The delta is a round's batch, which the round drops.
     pub(crate) shared_delta: bool,
     /// The delta is the feed's log taken as it is although the view nets this table's deletes
-    /// (`feeds::logged_deltas` with `speculate`): netted only if its key check fails.
+    /// (`view_delta::logged_deltas` with `speculate`): netted only if its key check fails.
     pub(crate) unnetted: bool,
 }
 
@@ -70,7 +71,7 @@ impl Input {
     /// Whether the terms read this table's delta from a temp table made in this refresh (its
     /// fresh batch, or a delta of its own).
     pub(crate) fn reads_temp_delta(&self) -> bool {
-        self.fresh.delta.as_ref().is_some_and(feeds::owned) || self.delta.as_ref().is_some_and(feeds::owned)
+        self.fresh.delta.as_ref().is_some_and(view_delta::owned) || self.delta.as_ref().is_some_and(view_delta::owned)
     }
 }
 

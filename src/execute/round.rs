@@ -57,11 +57,11 @@ impl Round {
                 continue;
             }
             let (_, c, _) = cache.compiled(db, name)?;
-            let apply = match (c.last_incremental_ms, c.last_incremental_capture_ms) {
+            let apply = match (c.times.incremental_ms, c.times.incremental_capture_ms) {
                 (Some(total), Some(capture)) => Some((total - capture).max(0.0)),
                 _ => None,
             };
-            let reader = mode::Reader { full: c.last_full_ms, apply };
+            let reader = mode::Reader { full: c.times.full_ms, apply };
             catalog.get_or_insert_with(|| c.view.at.catalog.clone());
             times.insert((c.view.at.schema.clone(), c.view.at.name.clone()), reader);
         }

@@ -6,7 +6,7 @@ use std::cell::OnceCell;
 use crate::ast::Expr;
 use crate::ast::TableName;
 use crate::ast::{FromItem, Select};
-use crate::db::{read_all, read_one, Sql};
+use crate::db::{read_all, read_one, typed_row, Sql};
 use crate::error::{Error, Result};
 use crate::front::bind::{Catalog, FunctionInfo, RelationKind, ResolvedTable, StageQuery, ViewDefinition};
 use crate::ir::{ColumnDef, Leaf, TableId};
@@ -45,6 +45,17 @@ fn collations(plan: &serde_json::Value) -> Vec<(String, String)> {
         }
         Value::Object(o) => o.values().map(collations).find(|c| !c.is_empty()).unwrap_or_default(),
         _ => vec![],
+    }
+}
+
+typed_row! {
+    /// A row of `catalog/function.sql`: a function's overloads, whether any is an aggregate, any
+    /// is CONSISTENT, all are built in (NULL without overloads).
+    struct FunctionRow {
+        overloads: i64,
+        aggregate: Option<bool>,
+        consistent: Option<bool>,
+        internal: Option<bool>,
     }
 }
 
@@ -414,21 +425,20 @@ impl Catalog for SqlCatalog<'_> {
         }
         self.qualify_in(&mut select.from, id)?;
         let columns = self.columns(id)?.into_iter().map(|c| c.name).collect();
-        Ok(Some(ViewDefinition::Query { select, sql, columns, tree: Some(json) }))
+        Ok(Some(ViewDefinition::Query { select: Box::new(select), sql, columns, tree: Some(json) }))
     }
 
     fn function(&self, name: &str) -> Result<Option<FunctionInfo>> {
-        let rows: Vec<(i64, Option<bool>, Option<bool>, Option<bool>)> = read_all(&FUNCTION.rows(self.db, [name])?)?;
-        let Some((overloads, aggregate, consistent, internal)) = rows.into_iter().next() else {
+        let Some(r) = read_all::<FunctionRow>(&FUNCTION.rows(self.db, [name])?)?.into_iter().next() else {
             return Ok(None);
         };
-        if overloads == 0 {
+        if r.overloads == 0 {
             return Ok(None);
         }
         Ok(Some(FunctionInfo {
-            aggregate: aggregate == Some(true),
-            deterministic: consistent != Some(false),
-            builtin: internal == Some(true),
+            aggregate: r.aggregate == Some(true),
+            deterministic: r.consistent != Some(false),
+            builtin: r.internal == Some(true),
         }))
     }
 

@@ -330,7 +330,7 @@ mod tests {
         for p in &mut q.predicates {
             if let Expr::Compare { left, .. } = p {
                 if matches!(left.as_ref(), Expr::Bound { leaf: 0, column } if column == "pid") {
-                    *left = Box::new(Expr::Cast { expr: left.clone(), ty: ty.clone(), try_cast: false });
+                    **left = Expr::Cast { expr: left.clone(), ty: ty.clone(), try_cast: false };
                 }
             }
         }

@@ -40,7 +40,7 @@ pub enum ViewDefinition {
     /// Its query (table names resolved as DuckDB resolves them inside the view), the text of its
     /// definition (so that a replacement is noticed), its column names and its query's parse
     /// tree (a stage's query where the view cannot be flattened).
-    Query { select: Select, sql: String, columns: Vec<String>, tree: Option<String> },
+    Query { select: Box<Select>, sql: String, columns: Vec<String>, tree: Option<String> },
 }
 
 /// A query a maintained stage stores: DuckDB's parse tree of a subquery (JSON), or of an IN

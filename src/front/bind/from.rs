@@ -151,7 +151,7 @@ fn expand_view(
                 scope.views.push(view);
             }
             let alias = alias.unwrap_or(name.name);
-            flatten(FromItem::Subquery { select: Box::new(select), alias, columns, tree }, catalog, scope, preds)
+            flatten(FromItem::Subquery { select, alias, columns, tree }, catalog, scope, preds)
         }
     }
 }

@@ -301,13 +301,13 @@ impl Catalog for ViewCatalog {
                 columns: vec![ColumnDef { name: "x".into(), ty: "BIGINT".into(), collation: None }],
             },
             "loop_view" => ViewDefinition::Query {
-                select: outer_with(table("loop_view", "l"), col("l", "x")),
+                select: Box::new(outer_with(table("loop_view", "l"), col("l", "x"))),
                 sql: "CREATE VIEW loop_view AS ...".into(),
                 columns: vec!["x".into()],
                 tree: None,
             },
             _ => ViewDefinition::Query {
-                select: self.1.clone(),
+                select: Box::new(self.1.clone()),
                 sql: "CREATE VIEW big_sales AS ...".into(),
                 columns: vec!["product".into(), "amt".into()],
                 tree: None,
