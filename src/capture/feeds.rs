@@ -459,23 +459,34 @@ impl Bookkeeping {
     }
 }
 
-/// Records a fresh batch in its feed and moves the view's cursor to it. The batch is appended to
-/// the log when other views of the feed still need it, unless `log` is false (a round of
-/// refreshes hands it to them directly, and logs it at its end for those that did not take it:
-/// `log_for_laggards`). With `book`, the cursor move and the feed's row are left to it; the log
-/// is trimmed here, only when this view held the oldest cursor (`Feed::others_min`).
-#[allow(clippy::too_many_arguments)]
-pub fn commit(
-    db: &dyn Sql,
-    feed: &mut Feed,
-    fresh: &Fresh,
-    schema: &str,
-    view: &str,
-    attached: bool,
-    log: bool,
-    book: Option<&mut Bookkeeping>,
-) -> Result<()> {
-    let others = if log { feed.reader.consumers - i64::from(attached) } else { 0 };
+/// Who records a batch in its feed.
+pub enum Committer<'a> {
+    /// A view attaching to the feed: not yet one of its consumers; its cursor is added here.
+    Attaching { schema: &'a str, view: &'a str },
+    /// A refreshing view, one of the feed's consumers: its cursor move and the feed's row are
+    /// left to `book`; `handoff` says how the feed's other views get the batch.
+    Refreshing { book: &'a mut Bookkeeping, handoff: Handoff },
+}
+
+/// How the other views of a feed get a batch one view captured.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Handoff {
+    /// From the feed's log, where it is appended when they still need it.
+    Log,
+    /// From a round of refreshes, which hands it to its later views directly and logs it at
+    /// its end for those that did not take it (`log_for_laggards`).
+    Round,
+}
+
+/// Records a fresh batch in its feed and moves the committing view's cursor to it (see
+/// `Committer`). The log is trimmed here, only when this view held the oldest cursor
+/// (`Reader::others_min`).
+pub fn commit(db: &dyn Sql, feed: &mut Feed, fresh: &Fresh, committer: Committer) -> Result<()> {
+    let others = match &committer {
+        Committer::Attaching { .. } => feed.reader.consumers,
+        Committer::Refreshing { handoff: Handoff::Log, .. } => feed.reader.consumers - 1,
+        Committer::Refreshing { handoff: Handoff::Round, .. } => 0,
+    };
     // A log that held no batch before this one has nothing to trim below it.
     let nothing_older = feed.log_rows == 0;
     // The row count too: a restart after rows were inserted below a key watermark (a broken
@@ -519,40 +530,37 @@ pub fn commit(
         feed.row_count = fresh.row_count;
         feed.size_seen = fresh.size_seen;
     }
-    if let Some(book) = book.filter(|_| attached) {
-        // The log holds the batches after the oldest cursor; this view's move trims it only
-        // when this view held the oldest one (the last view of the feed to apply a batch).
-        let held = feed.reader.others_min.map_or(feed.reader.cursor, |m| m.min(feed.reader.cursor));
-        if feed.reader.cursor != feed.seq {
-            book.cursors.push(CursorMove {
-                feed: feed.id,
-                from: feed.reader.cursor,
-                to: feed.seq,
-                watermark: feed.watermark.clone(),
-            });
+    match committer {
+        Committer::Refreshing { book, .. } => {
+            // The log holds the batches after the oldest cursor; this view's move trims it only
+            // when this view held the oldest one (the last view of the feed to apply a batch).
+            let held = feed.reader.others_min.map_or(feed.reader.cursor, |m| m.min(feed.reader.cursor));
+            if feed.reader.cursor != feed.seq {
+                book.cursors.push(CursorMove {
+                    feed: feed.id,
+                    from: feed.reader.cursor,
+                    to: feed.seq,
+                    watermark: feed.watermark.clone(),
+                });
+            }
+            feed.reader.cursor = feed.seq;
+            let oldest = feed.reader.others_min.map_or(feed.seq, |m| m.min(feed.seq));
+            let trimmed = feed.log_rows > 0
+                && !(nothing_older && oldest < feed.seq)
+                && trims_now(feed.log_rows, oldest > held, appended)
+                && trim_to(db, feed, oldest)?;
+            if changed || trimmed {
+                book.feeds.push(feed.id);
+            }
         }
-        feed.reader.cursor = feed.seq;
-        let oldest = feed.reader.others_min.map_or(feed.seq, |m| m.min(feed.seq));
-        let trimmed = feed.log_rows > 0
-            && !(nothing_older && oldest < feed.seq)
-            && trims_now(feed.log_rows, oldest > held, appended)
-            && trim_to(db, feed, oldest)?;
-        if changed || trimmed {
-            book.feeds.push(feed.id);
+        Committer::Attaching { schema, view } => {
+            add_cursor(db, feed, schema, view, feed.seq)?;
+            feed.reader.cursor = feed.seq;
+            // One write of the feed's row, after the log is trimmed.
+            if trim(db, feed)? || changed {
+                feed.save(db)?;
+            }
         }
-        return Ok(());
-    }
-    if attached {
-        if feed.reader.cursor != feed.seq {
-            db.execute(&sql::cursors_advance(schema, view, &[(feed.id, feed.seq, feed.watermark.clone())]))?;
-        }
-    } else {
-        add_cursor(db, feed, schema, view, feed.seq)?;
-    }
-    feed.reader.cursor = feed.seq;
-    // One write of the feed's row, after the log is trimmed.
-    if trim(db, feed)? || changed {
-        feed.save(db)?;
     }
     Ok(())
 }

@@ -7,9 +7,10 @@ use std::time::Instant;
 use super::cache::Cache;
 use super::history::{elapsed_ms, record_history, HistoryRow};
 use super::prepare::drop_delta;
-use super::prepared::{leaf_source, Input, Prepared, COMBINE_ABOVE};
+use super::prepared::{leaf_source, InRound, Input, Prepared, Tracking, COMBINE_ABOVE};
 pub use super::report::RefreshReport;
 use super::round::Round;
+use crate::capture::feeds::{Committer, Handoff};
 use crate::capture::{self, feeds, feeds::Feed, DeltaStats, SourceKind};
 use crate::db::Sql;
 use crate::error::{Error, Result};
@@ -283,11 +284,10 @@ impl Prepared {
         render::group_lookup::reduced_term(&self.c.q, term, &sources, g)
     }
 
-    /// The group keys this refresh's merge matches on when they determine the others: none of
-    /// the leaves they determine deleted anything (`merge_keys`).
+    /// The group keys this refresh's merge matches on when they determine the others (the
+    /// planner's `merge_keys`).
     pub(crate) fn merge_keys(&self) -> Option<&[usize]> {
-        let m = self.c.merge_keys.as_ref()?;
-        m.usable(|leaf| self.leaf_stats(leaf).deletes > 0).then_some(&m.matched[..])
+        self.merge_keys.as_deref()
     }
 
     /// What the view shows of its stored groups whose keys are in `keys`.
@@ -446,7 +446,7 @@ impl Prepared {
     pub(crate) fn discard(&self, db: &dyn Sql) -> Result<()> {
         for i in &self.inputs {
             drop_delta(db, i)?;
-            if !i.round_owned {
+            if i.round != InRound::Captured {
                 capture::discard(db, &i.fresh)?;
             }
         }
@@ -470,7 +470,7 @@ pub(crate) fn is_noop(p: &Prepared) -> bool {
                 && i.feed.reader.cursor >= i.feed.seq
                 && !i.feed.moved_by(&i.fresh)
                 && i.switch_to.is_none()
-                && !i.round_owned
+                && i.round != InRound::Captured
         })
 }
 
@@ -526,16 +526,19 @@ pub(crate) fn finish(
             feeds::rebuild(db, f, &SourceKind::Recorded, &at.schema, &at.name)?;
         }
     }
-    if p.detach {
-        feeds::detach_view(db, &at.catalog, &at.schema, &at.name)?;
-    } else if p.reattach {
-        let source = cache.settings(db)?.default_source;
-        super::attach::attach(db, &p.c.q, &at, &at.catalog, &source)?;
-        cache.resumed(&p.key);
+    match p.tracking {
+        Tracking::Stop => feeds::detach_view(db, &at.catalog, &at.schema, &at.name)?,
+        Tracking::Resume => {
+            let source = cache.settings(db)?.default_source;
+            super::attach::attach(db, &p.c.q, &at, &at.catalog, &source)?;
+            cache.resumed(&p.key);
+        }
+        Tracking::Keep => {}
     }
     for i in p.inputs.iter_mut() {
-        feeds::commit(db, &mut i.feed, &i.fresh, &at.schema, &at.name, true, !i.round_owned, Some(&mut book))?;
-        if i.round_owned {
+        let handoff = if i.round == InRound::Captured { Handoff::Round } else { Handoff::Log };
+        feeds::commit(db, &mut i.feed, &i.fresh, Committer::Refreshing { book: &mut book, handoff })?;
+        if i.round == InRound::Captured {
             if let Some(r) = round.as_deref_mut() {
                 r.batches.insert(i.feed.id, (i.fresh.clone(), i.feed.seq, i.feed.catalog.clone()));
             }

@@ -66,7 +66,7 @@ pub(crate) fn attach(db: &dyn Sql, q: &ViewQuery, at: &Qualified, catalog: &str,
             feed.unchanged()
         };
         feed.reader.cursor = feed.seq;
-        feeds::commit(db, &mut feed, &fresh, &at.schema, &at.name, false, true, None)?;
+        feeds::commit(db, &mut feed, &fresh, feeds::Committer::Attaching { schema: &at.schema, view: &at.name })?;
         feeds::widen(db, &mut feed, &columns, &all_columns[k])?;
         if feed.kind != kinds[k] {
             feeds::switch_source(db, &mut feed, &kinds[k])?;

@@ -72,7 +72,13 @@ pub fn create(db: &dyn Sql, cache: &mut Cache, name: &str, query: &str) -> Resul
     // logged for the new view, whose cursor is at the stored rows it was filled from.
     let at = view_location(&defaults, name)?;
     if !stages_read_by(db, &at)?.is_empty() {
-        super::refresh::refresh_cascade(db, cache, name, super::prepared::Options::default(), false)?;
+        super::refresh::refresh_cascade(
+            db,
+            cache,
+            name,
+            super::prepared::Options::default(),
+            super::refresh::Upstream::Stages,
+        )?;
         created.rows = db.scalar_int(&render::count_rows(&at), &[])?;
     }
     Ok(created)

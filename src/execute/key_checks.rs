@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use super::cache::Compiled;
-use super::prepared::{leaf_source, Input, KeyChecks};
+use super::prepared::{leaf_source, InRound, Input, KeyChecks};
 pub use super::report::RefreshReport;
 use crate::capture::batch_facts::BatchFacts;
 use crate::capture::{self};
@@ -57,7 +57,7 @@ pub(crate) fn raw_batch(i: &Input) -> Option<i64> {
     let delta = i.delta.as_ref()?;
     let f = &i.feed;
     if i.fresh.delta.as_ref() == Some(delta) {
-        (f.reader.cursor >= 0 && f.reader.cursor == f.seq && !i.round_owned && !i.shared_delta).then_some(f.seq + 1)
+        (f.reader.cursor >= 0 && f.reader.cursor == f.seq && i.round == InRound::Alone).then_some(f.seq + 1)
     } else {
         let nothing_fresh = i.fresh.stats.rows == 0;
         (nothing_fresh

@@ -8,7 +8,7 @@ use std::time::Instant;
 use super::cache::{Cache, Compiled};
 use super::history::elapsed_ms;
 use super::key_checks::{net_delta, passed_key_checks};
-use super::prepared::{feed_of, First, Go, Input, Options, Prepared};
+use super::prepared::{feed_of, First, Go, InRound, Input, Options, Prepared, Tracking};
 pub use super::report::RefreshReport;
 use super::round::Round;
 use crate::capture::batch_facts::BatchFacts;
@@ -268,11 +268,15 @@ pub(crate) fn second_transaction(
             covered: vec![],
             plan: vec![],
             nterm: None,
+            merge_keys: None,
             mode: Mode::Full,
             reason,
             readers,
-            detach: skip.is_some(),
-            reattach,
+            tracking: match (skip.is_some(), reattach) {
+                (true, _) => Tracking::Stop,
+                (false, true) => Tracking::Resume,
+                (false, false) => Tracking::Keep,
+            },
             capture_ms: elapsed_ms(capture_started),
             setup_ms: 0.0,
             t2_started,
@@ -320,10 +324,11 @@ pub(crate) fn second_transaction(
                 let mut as_of = feed.clone();
                 as_of.seq = seq - 1;
                 let (delta, stats) = view_delta::view_delta(db, &as_of, batch, columns, parents[k], &name)?;
-                let shared_delta = delta.is_some() && delta == batch.delta;
+                let shares = delta.is_some() && delta == batch.delta;
                 let fresh = feed.unchanged();
                 let bounded = capture::lake_state(&feed, &fresh);
-                inputs.push(Input { shared_delta, ..Input::new(feed, fresh, (delta, stats), bounded, switch_to) });
+                let round = if shares { InRound::Shares } else { InRound::Alone };
+                inputs.push(Input { round, ..Input::new(feed, fresh, (delta, stats), bounded, switch_to) });
                 continue;
             }
         }
@@ -380,9 +385,12 @@ pub(crate) fn second_transaction(
         } else {
             view_delta::view_delta(db, &feed, &fresh, columns, parents[k], &name)?
         };
-        let round_owned = first_in_round == Some(true) && fresh.delta.is_some();
+        let round = match first_in_round == Some(true) && fresh.delta.is_some() {
+            true => InRound::Captured,
+            false => InRound::Alone,
+        };
         let bounded = capture::lake_state(&feed, &fresh);
-        inputs.push(Input { round_owned, ..Input::new(feed, fresh, (delta, stats), bounded, switch_to) });
+        inputs.push(Input { round, ..Input::new(feed, fresh, (delta, stats), bounded, switch_to) });
     }
     let capture_ms = elapsed_ms(capture_started);
     let mut shapes: Vec<DeltaShape> = c.leaf_table.iter().map(|&k| inputs[k].stats.shape()).collect();
@@ -436,58 +444,44 @@ pub(crate) fn second_transaction(
     let all_lake = super::nterm::all_in_ducklake(&lake_tables);
     let aliases: Vec<String> = c.q.leaves.iter().map(|l| l.alias.clone()).collect();
     let spans = c.q.spans();
+    let leaf_rows: Vec<u64> = c.leaf_table.iter().map(|&k| inputs[k].stats.rows).collect();
+    let leaf_table_rows: Vec<u64> = c.leaf_table.iter().map(|&k| table_rows[k].max(0) as u64).collect();
+    let deletes = shapes.iter().any(|s| s.contains(DeltaShape::DELETES));
+    let per_group = strategy::recomputed_per_group(&c.q, deletes);
+    let mode_facts = planner::ModeFacts {
+        requested,
+        stale: inputs.iter().any(|i| i.feed.reader.cursor < 0),
+        rebuilt: &rebuilt,
+        full_first: full_first.as_deref(),
+        delta_rows: &leaf_rows,
+        table_rows: &leaf_table_rows,
+        per_group: per_group.as_deref(),
+        groups_recomputable: c.q.groups_recomputable(),
+    };
     let facts = planner::Facts {
         spans: &spans,
         shapes: &shapes,
         relations: &relations,
         fk_skip: fk_pruning.skip,
-        old_states: all_lake,
+        old_states: if all_lake { planner::OldStates::Readable } else { planner::OldStates::Unreadable },
+        merge_keys: c.merge_keys.as_ref(),
+        mode: Some(mode_facts),
+        aliases: &aliases,
     };
     let mut program = planner::plan(&facts);
-    let mut rule_note = program.reason(&aliases);
     let mut nterm = None;
     if program.rule == Rule::NTerm {
         match super::nterm::old_states(db, &lake_tables)? {
             Ok(old) => {
-                let why = rule_note.clone().unwrap_or_default();
+                let why = program.rule_reason.clone().unwrap_or_default();
                 nterm =
                     Some(super::nterm::NTerm { order: program.order.clone(), terms: program.nterm.clone(), old, why })
             }
             Err(why) => {
-                program = planner::plan(&planner::Facts { old_states: false, ..facts });
-                rule_note = Some(why);
+                program = planner::plan(&planner::Facts { old_states: planner::OldStates::Refused(&why), ..facts })
             }
         }
     }
-    let run_masks = program.run_masks();
-    let plan = program.inclusion_exclusion;
-    let leaf_table_rows: Vec<u64> = c.leaf_table.iter().map(|&k| table_rows[k].max(0) as u64).collect();
-    let stale = inputs.iter().any(|i| i.feed.reader.cursor < 0);
-    let (mode, reason) = if stale {
-        (
-            Mode::Full,
-            "the view starts following a table's changes at this refresh (the table's change state was rebuilt by \
-          a full refresh of another view, or restarted with more columns for a view created later, or the view \
-          was created before the table's last changes were captured); recomputed"
-                .into(),
-        )
-    } else if !rebuilt.is_empty() {
-        (Mode::Full, format!("recomputed, and change capture restarted: {}", rebuilt.join("; ")))
-    } else if let Some(why) = full_first {
-        (Mode::Full, why)
-    } else {
-        let leaf_rows: Vec<u64> = c.leaf_table.iter().map(|&k| inputs[k].stats.rows).collect();
-        let chosen = mode::choose(requested, &run_masks, &leaf_rows, &leaf_table_rows);
-        let deletes = shapes.iter().any(|s| s.contains(DeltaShape::DELETES));
-        match strategy::recomputed_per_group(&c.q, deletes) {
-            Some(why) if !run_masks.is_empty() => mode::choose_groups(chosen, &why, c.q.groups_recomputable()),
-            _ => chosen,
-        }
-    };
-    let reason = match (&rule_note, mode) {
-        (Some(note), Mode::Incremental) => format!("{reason}; {note}"),
-        _ => reason,
-    };
     Ok(Prepared {
         key,
         c,
@@ -496,13 +490,13 @@ pub(crate) fn second_transaction(
         pruning: fk_pruning,
         unpruned,
         covered,
-        plan,
+        plan: program.inclusion_exclusion,
         nterm,
-        mode,
-        reason,
+        merge_keys: program.merge_keys,
+        mode: program.mode,
+        reason: program.why,
         readers,
-        detach: false,
-        reattach: false,
+        tracking: Tracking::Keep,
         capture_ms,
         setup_ms,
         t2_started,
@@ -573,7 +567,7 @@ pub(crate) fn discard_temp_tables(db: &dyn Sql, tables: &[(Fresh, Option<Qualifi
 
 pub(crate) fn drop_delta(db: &dyn Sql, i: &Input) -> Result<()> {
     if let Some(d) = i.delta.as_ref().filter(|d| view_delta::owned(d)) {
-        if Some(d) != i.fresh.delta.as_ref() && !i.shared_delta {
+        if Some(d) != i.fresh.delta.as_ref() && i.round != InRound::Shares {
             db.execute(&render::drop_table(d))?;
         }
     }

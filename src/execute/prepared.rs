@@ -36,11 +36,7 @@ pub(crate) struct Input {
     pub(crate) bounded: Option<String>,
     /// The source the table declares now, when the feed must switch to it after this batch.
     pub(crate) switch_to: Option<SourceKind>,
-    /// In a round: the fresh batch is this view's to commit, but not to log (the round's later
-    /// views read it directly) nor to drop (the round does at its end).
-    pub(crate) round_owned: bool,
-    /// The delta is a round's batch, which the round drops.
-    pub(crate) shared_delta: bool,
+    pub(crate) round: InRound,
     /// The delta is the feed's log taken as it is although the view nets this table's deletes
     /// (`view_delta::logged_deltas` with `speculate`): netted only if its key check fails.
     pub(crate) unnetted: bool,
@@ -55,17 +51,7 @@ impl Input {
         bounded: Option<String>,
         switch_to: Option<SourceKind>,
     ) -> Input {
-        Input {
-            feed,
-            fresh,
-            delta,
-            stats,
-            bounded,
-            switch_to,
-            round_owned: false,
-            shared_delta: false,
-            unnetted: false,
-        }
+        Input { feed, fresh, delta, stats, bounded, switch_to, round: InRound::Alone, unnetted: false }
     }
 
     /// Whether the terms read this table's delta from a temp table made in this refresh (its
@@ -73,6 +59,28 @@ impl Input {
     pub(crate) fn reads_temp_delta(&self) -> bool {
         self.fresh.delta.as_ref().is_some_and(view_delta::owned) || self.delta.as_ref().is_some_and(view_delta::owned)
     }
+}
+
+/// An input's part in a round of refreshes (`Round`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum InRound {
+    /// Its batch is its own: not in a round, or nothing of the round's.
+    Alone,
+    /// The round's first view to capture the batch: it commits it, but neither logs it (the
+    /// round's later views read it directly) nor drops it (the round does at its end).
+    Captured,
+    /// A later view of the round: its delta is the round's batch, which the round drops.
+    Shares,
+}
+
+/// Whether a refresh changes whether the view tracks its tables.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Tracking {
+    Keep,
+    /// Auto found the capture dearer than a recompute: the view stops reading its feeds.
+    Stop,
+    /// The view attaches to its tables' feeds again.
+    Resume,
 }
 
 /// Everything a refresh or an explain decides before it writes.
@@ -90,14 +98,13 @@ pub(crate) struct Prepared {
     pub(crate) plan: Vec<(Term, TermStatus)>,
     /// The N-term plan, when the refresh takes that rule instead of `plan`.
     pub(crate) nterm: Option<super::nterm::NTerm>,
+    /// The group keys the merge matches on (`planner::Program::merge_keys`); None: every key.
+    pub(crate) merge_keys: Option<Vec<usize>>,
     pub(crate) mode: Mode,
     pub(crate) reason: String,
     /// The feeds on the view itself, of the views that read it.
     pub(crate) readers: Vec<Feed>,
-    /// The view stops tracking its tables (auto found the capture dearer than a recompute), or
-    /// starts tracking them again.
-    pub(crate) detach: bool,
-    pub(crate) reattach: bool,
+    pub(crate) tracking: Tracking,
     pub(crate) capture_ms: f64,
     /// Of `capture_ms`, the first captures of trigger feeds (a diff each): one-time work that
     /// auto mode does not count as what this view's captures cost.

@@ -158,18 +158,28 @@ fn round_of_all(
         .collect())
 }
 
-/// `refresh(v)`: first the maintained views v reads (and theirs), in dependency order and each
-/// once, each in its own refresh; then v. One report per view refreshed. Without `cascade` only
-/// v's hidden stages are refreshed first: they are part of v, not views the user chose to read.
+/// Which of the maintained views a view reads are refreshed before it (`refresh(v, cascade)`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Upstream {
+    /// All of them, transitively (`cascade := true`).
+    All,
+    /// Only its hidden stages (and the stages those read): they are part of the view, not
+    /// views the user chose to read.
+    Stages,
+}
+
+/// `refresh(v)`: first the maintained views v reads that `upstream` names (and theirs), in
+/// dependency order and each once, each in its own refresh; then v. One report per view
+/// refreshed.
 pub fn refresh_cascade(
     db: &dyn Sql,
     cache: &mut Cache,
     name: &str,
     opts: Options,
-    cascade: bool,
+    upstream: Upstream,
 ) -> Result<Vec<RefreshReport>> {
     let mut order = Vec::new();
-    upstream_order(db, cache, name, cascade, &mut order, 0)?;
+    upstream_order(db, cache, name, upstream, &mut order, 0)?;
     let mut reports = Vec::new();
     for up in &order {
         reports.push(refresh(db, cache, up, opts)?);
@@ -178,13 +188,13 @@ pub fn refresh_cascade(
     Ok(reports)
 }
 
-/// Appends the maintained views `name` reads, transitively, upstream first (each once): all of
-/// them with `users`, else only the hidden stages (and the stages those read).
+/// Appends the maintained views `name` reads that `upstream` names, transitively, upstream
+/// first (each once).
 fn upstream_order(
     db: &dyn Sql,
     cache: &mut Cache,
     name: &str,
-    users: bool,
+    upstream: Upstream,
     order: &mut Vec<String>,
     depth: usize,
 ) -> Result<()> {
@@ -198,11 +208,11 @@ fn upstream_order(
     let main = cache.defaults(db)?.0;
     for up in &c.q.upstream {
         let stage = up.schema.eq_ignore_ascii_case(feeds::SCHEMA);
-        if !up.catalog.eq_ignore_ascii_case(&main) || !(users || stage) {
+        if !up.catalog.eq_ignore_ascii_case(&main) || !(upstream == Upstream::All || stage) {
             continue;
         }
         let up_name = format!("{}.{}", crate::render::ident(&up.schema), crate::render::ident(&up.name));
-        upstream_order(db, cache, &up_name, users, order, depth + 1)?;
+        upstream_order(db, cache, &up_name, upstream, order, depth + 1)?;
         if !order.contains(&up_name) {
             order.push(up_name);
         }

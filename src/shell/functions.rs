@@ -50,9 +50,12 @@ fn report_row(r: refresh::RefreshReport) -> Vec<Value> {
 fn refresh_one(inst: &Call, args: &Args) -> Result<Rows> {
     let name = args.text(0, "view_name")?;
     let opts = options(args)?;
-    let cascade = args.flag("cascade").unwrap_or(true);
+    let upstream = match args.flag("cascade").unwrap_or(true) {
+        true => refresh::Upstream::All,
+        false => refresh::Upstream::Stages,
+    };
     let r = inst.with_session(|db, s| {
-        s.in_database(db, Some(name), |db, cache, name| refresh::refresh_cascade(db, cache, name, opts, cascade))
+        s.in_database(db, Some(name), |db, cache, name| refresh::refresh_cascade(db, cache, name, opts, upstream))
     })?;
     Ok(r.into_iter().map(report_row).collect())
 }
