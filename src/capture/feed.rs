@@ -3,11 +3,12 @@
 
 use super::batch::{DeltaStats, Fresh, SourceKind};
 use super::batch_facts::BatchFacts;
-use crate::db::{typed_row, FromRow, Row, Sql};
+use crate::db::{FromRow, Row, Sql};
 use crate::error::{Error, Result};
 use crate::ir::{ColumnDef, TableId};
 use crate::render::capture::{self as sql, Position};
 use crate::render::Qualified;
+use crate::store::feed_state::FeedState;
 use crate::store::home;
 use crate::store::metadata::SCHEMA;
 
@@ -17,25 +18,20 @@ pub type ViewName = (String, String);
 /// A view's delta of one table: its relation (None: nothing to apply) and statistics.
 pub type ViewDelta = (Option<Qualified>, DeltaStats);
 
-typed_row! {
-    /// A feed's row in `openivm.feeds`, as `feeds_of_view.sql` reads it.
-    pub struct StoredFeed {
-        pub id: i64,
-        pub table_catalog: String,
-        pub table_schema: String,
-        pub table_name: String,
-        pub columns: String,
-        pub source: String,
-        pub key_column: Option<String>,
-        pub watermark: Option<String>,
-        pub row_count: i64,
-        pub size_seen: i64,
-        pub seq: i64,
-        pub log_rows: i64,
-        pub pending_rows: i64,
-        pub batch_rows: i64,
-        pub batch_deletes: i64,
-        pub batch_facts: Option<String>,
+/// A feed's row in `openivm.feeds`, as `feeds_of_view.sql` reads it: the table it follows, the
+/// columns it keeps, then its state.
+pub struct StoredFeed {
+    pub id: i64,
+    pub table: TableId,
+    pub columns: String,
+    pub state: FeedState,
+}
+
+impl FromRow for StoredFeed {
+    fn from_row(r: &Row) -> Result<StoredFeed> {
+        let (id, catalog, schema, name, columns): (i64, String, String, String, String) = FromRow::from_row(r)?;
+        let state = FeedState::from_row(&r.get(5..).unwrap_or_default().to_vec())?;
+        Ok(StoredFeed { id, table: TableId { catalog, schema, name }, columns, state })
     }
 }
 
@@ -115,9 +111,10 @@ impl Feed {
     pub(super) fn from_stored(catalog: &str, r: StoredFeed) -> Result<Feed> {
         let columns: Vec<ColumnDef> = serde_json::from_str(&r.columns)
             .map_err(|e| Error::Internal(format!("a feed's column list is not readable: {e}")))?;
-        let kind = match r.source.as_str() {
+        let s = r.state;
+        let kind = match s.source.as_str() {
             "diff" => SourceKind::Diff,
-            "append_only" => match r.key_column.as_deref().filter(|k| !k.is_empty()) {
+            "append_only" => match s.key_column.as_deref().filter(|k| !k.is_empty()) {
                 None => SourceKind::AppendOnly(Position::RowId),
                 Some(key) => {
                     let c: ColumnDef = serde_json::from_str(key)
@@ -128,7 +125,7 @@ impl Feed {
             "recorded" => SourceKind::Recorded,
             "trigger" => SourceKind::Trigger,
             "ducklake" => SourceKind::DuckLake(
-                r.key_column
+                s.key_column
                     .unwrap_or_default()
                     .parse::<i64>()
                     .map_err(|e| Error::Internal(format!("a feed's DuckLake table id: {e}")))?,
@@ -138,22 +135,19 @@ impl Feed {
         Ok(Feed {
             id: r.id,
             catalog: catalog.to_string(),
-            table: home::live_table(
-                catalog,
-                TableId { catalog: r.table_catalog, schema: r.table_schema, name: r.table_name },
-            ),
+            table: home::live_table(catalog, r.table),
             columns,
             kind,
-            watermark: r.watermark.filter(|w| !w.is_empty()),
-            row_count: r.row_count,
-            size_seen: r.size_seen,
-            seq: r.seq,
-            log_rows: r.log_rows,
-            pending_rows: r.pending_rows,
-            batch_rows: r.batch_rows,
-            batch_deletes: r.batch_deletes,
-            batch_facts: r.batch_facts.as_deref().and_then(BatchFacts::from_text),
-            reader: Reader::at(r.seq),
+            watermark: s.watermark.filter(|w| !w.is_empty()),
+            row_count: s.row_count,
+            size_seen: s.size_seen,
+            seq: s.seq,
+            log_rows: s.log_rows,
+            pending_rows: s.pending_rows,
+            batch_rows: s.batch_rows,
+            batch_deletes: s.batch_deletes,
+            batch_facts: s.batch_facts.as_deref().and_then(BatchFacts::from_text),
+            reader: Reader::at(s.seq),
         })
     }
 
@@ -162,13 +156,13 @@ impl Feed {
         Feed::from_stored(catalog, StoredFeed::from_row(r)?)
     }
 
-    /// The feed's row as `feeds_update` writes it.
-    pub(super) fn row(&self) -> sql::FeedRow<'_> {
-        sql::FeedRow {
-            id: self.id,
-            source: self.kind.as_str(),
-            key_column: self.kind.key_column(),
-            watermark: self.watermark.as_deref(),
+    /// The feed's state as `feeds_update` writes it.
+    pub(super) fn state(&self) -> (i64, FeedState) {
+        let key_column = Some(self.kind.key_column()).filter(|k| !k.is_empty());
+        let state = FeedState {
+            source: self.kind.as_str().to_string(),
+            key_column,
+            watermark: self.watermark.clone(),
             row_count: self.row_count,
             size_seen: self.size_seen,
             seq: self.seq,
@@ -176,8 +170,9 @@ impl Feed {
             pending_rows: self.pending_rows,
             batch_rows: self.batch_rows,
             batch_deletes: self.batch_deletes,
-            batch_facts: self.facts().map(BatchFacts::to_text).unwrap_or_default(),
-        }
+            batch_facts: self.facts().map(BatchFacts::to_text),
+        };
+        (self.id, state)
     }
 
     /// Notes the statistics of batch `seq`, just appended to the log.
@@ -231,7 +226,7 @@ impl Feed {
     }
 
     pub fn save(&self, db: &dyn Sql) -> Result<()> {
-        db.execute(&sql::feeds_update(&[self.row()]))
+        db.execute(&sql::feeds_update(&[self.state()]))
     }
 }
 

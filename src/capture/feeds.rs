@@ -17,6 +17,7 @@ use crate::error::{Error, Result};
 use crate::ir::{ColumnDef, TableId};
 use crate::render::capture as sql;
 use crate::render::{self, Qualified};
+use crate::store::feed_state::FeedState;
 use crate::store::home;
 
 use crate::sql::capture::CURSORS;
@@ -446,7 +447,7 @@ impl Bookkeeping {
     /// Saves the feeds named only, handing the cursor moves to the caller (a round of refreshes
     /// writes all of its views' moves in one statement at its end).
     pub fn flush_feeds<'a>(&self, db: &dyn Sql, feeds: impl Iterator<Item = &'a Feed>) -> Result<()> {
-        let rows: Vec<sql::FeedRow> = feeds.filter(|f| self.feeds.contains(&f.id)).map(Feed::row).collect();
+        let rows: Vec<(i64, FeedState)> = feeds.filter(|f| self.feeds.contains(&f.id)).map(Feed::state).collect();
         if !rows.is_empty() {
             db.execute(&sql::feeds_update(&rows))?;
         }
@@ -765,7 +766,7 @@ mod tests {
         f.seq = 5;
         f.logged(&DeltaStats { rows: 3, deletes: 0 });
         assert_eq!(f.facts(), None);
-        assert_eq!(f.row().batch_facts, "");
+        assert_eq!(f.state().1.batch_facts, None);
     }
 
     #[test]

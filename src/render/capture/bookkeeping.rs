@@ -2,24 +2,7 @@
 //! refreshed, each for many feeds or views in one statement.
 
 use crate::render::{list, literal};
-
-/// One feed row as a capture leaves it (`feeds_update`).
-pub struct FeedRow<'a> {
-    pub id: i64,
-    pub source: &'a str,
-    /// '' = NULL (rowid), as stored.
-    pub key_column: String,
-    pub watermark: Option<&'a str>,
-    pub row_count: i64,
-    pub size_seen: i64,
-    pub seq: i64,
-    pub log_rows: i64,
-    pub pending_rows: i64,
-    pub batch_rows: i64,
-    pub batch_deletes: i64,
-    /// '' = NULL (no facts).
-    pub batch_facts: String,
-}
+use crate::store::feed_state::FeedState;
 
 fn opt_literal(v: Option<&str>) -> String {
     v.filter(|v| !v.is_empty()).map_or_else(|| "NULL".to_string(), literal)
@@ -28,14 +11,14 @@ fn opt_literal(v: Option<&str>) -> String {
 /// Feed rows written in one statement: every feed a refresh changed, or one (`Feed::save`).
 /// A statement costs about a millisecond; literals here cost less than parameters unnested
 /// from JSON.
-pub fn feeds_update(rows: &[FeedRow]) -> String {
-    let set = |column: &str, value: &dyn Fn(&FeedRow) -> String| {
-        format!("{column} = {}", by_feed(rows.iter().map(|r| (r.id, value(r)))))
+pub fn feeds_update(rows: &[(i64, FeedState)]) -> String {
+    let set = |column: &str, value: &dyn Fn(&FeedState) -> String| {
+        format!("{column} = {}", by_feed(rows.iter().map(|(id, r)| (*id, value(r)))))
     };
     let assignments = [
-        set("source", &|r| literal(r.source)),
-        set("key_column", &|r| opt_literal(Some(&r.key_column))),
-        set("watermark", &|r| opt_literal(r.watermark)),
+        set("source", &|r| literal(&r.source)),
+        set("key_column", &|r| opt_literal(r.key_column.as_deref())),
+        set("watermark", &|r| opt_literal(r.watermark.as_deref())),
         set("row_count", &|r| r.row_count.to_string()),
         set("size_seen", &|r| r.size_seen.to_string()),
         set("seq", &|r| r.seq.to_string()),
@@ -43,12 +26,12 @@ pub fn feeds_update(rows: &[FeedRow]) -> String {
         set("pending_rows", &|r| r.pending_rows.to_string()),
         set("batch_rows", &|r| r.batch_rows.to_string()),
         set("batch_deletes", &|r| r.batch_deletes.to_string()),
-        set("batch_facts", &|r| opt_literal(Some(&r.batch_facts))),
+        set("batch_facts", &|r| opt_literal(r.batch_facts.as_deref())),
     ];
     format!(
         "UPDATE openivm.feeds SET {} WHERE feed_id IN ({})",
         assignments.join(", "),
-        list(rows, ", ", |r| r.id.to_string())
+        list(rows, ", ", |(id, _)| id.to_string())
     )
 }
 
@@ -151,11 +134,10 @@ mod tests {
 
     #[test]
     fn a_refresh_writes_its_feed_rows_and_cursor_moves_as_literals() {
-        let row = FeedRow {
-            id: 3,
-            source: "append_only",
-            key_column: String::new(),
-            watermark: Some("it's 9"),
+        let row = FeedState {
+            source: "append_only".into(),
+            key_column: None,
+            watermark: Some("it's 9".into()),
             row_count: 10,
             size_seen: 12,
             seq: 4,
@@ -163,9 +145,9 @@ mod tests {
             pending_rows: 0,
             batch_rows: 7,
             batch_deletes: 1,
-            batch_facts: r#"{"seq":4}"#.into(),
+            batch_facts: Some(r#"{"seq":4}"#.into()),
         };
-        let sql = feeds_update(&[row]);
+        let sql = feeds_update(&[(3, row)]);
         assert_eq!(
             sql,
             "UPDATE openivm.feeds SET source = CASE feed_id WHEN 3 THEN 'append_only' END, key_column = CASE feed_id \
