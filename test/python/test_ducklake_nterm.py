@@ -5,6 +5,7 @@ With RELY foreign keys the referenced leaves come first, so the term of an inser
 leaf reads the referencing leaf at its old state and is pruned. The same view with a native one-row
 table joined in (so not all-DuckLake: inclusion-exclusion) gives the same result after every batch,
 and both equal a recompute."""
+import json
 import random
 import tempfile
 import unittest
@@ -29,6 +30,20 @@ def refresh(con, view, **kw):
     cols = ["view_name", "terms_total", "terms_fk_pruned", "terms_empty_skipped", "terms_run", "delta_rows",
             "duration_ms", "mode"]
     return dict(zip(cols, con.execute(f"SELECT * FROM openivm_refresh(?{args})", [view]).fetchone()))
+
+
+RELY_FKS = [
+    {"child_table": "lake.lines", "child_columns": ["order_id"], "parent_table": "lake.orders",
+     "parent_columns": ["order_id"]},
+    {"child_table": "lake.orders", "child_columns": ["cust_id"], "parent_table": "lake.customers",
+     "parent_columns": ["cust_id"]},
+]
+
+
+def compile_only(con, view, facts):
+    """The 'facts' row of openivm_compile_with_facts: the plan it chose from `facts`."""
+    rows = con.execute("SELECT stmt_kind, sql FROM openivm_compile_with_facts(?, ?)", [view, json.dumps(facts)]).fetchall()
+    return json.loads([sql for kind, sql in rows if kind == "facts"][0])
 
 
 def terms(r):
@@ -177,8 +192,15 @@ class DuckLakeNTermTest(unittest.TestCase):
             con.execute("INSERT INTO lake.orders VALUES (300, 30, 'rnew')")
             con.execute("INSERT INTO lake.lines VALUES (9000, 300, 4)")
             con.execute("DELETE FROM lake.lines WHERE line_id = 1")
+            doc = compile_only(con, "lake_v", {"fk_relations": RELY_FKS, "delta_shape": {
+                "lake.customers": "INSERT_ONLY", "lake.orders": "INSERT_ONLY", "lake.lines": "GENERAL"}})
+            self.assertEqual((doc["rule"], [t["delta_leaves"] for t in doc["terms_kept"]]),
+                             ("inclusion_exclusion", [["l"]]))
             r = refresh(con, "lake_v", mode="incremental")
             self.assertEqual((r["terms_total"], r["terms_run"]), (7, 1))
+            self.assertIn("inclusion-exclusion rule", con.execute(
+                "SELECT reason FROM openivm_refresh_history WHERE view_name = 'lake_v' "
+                "ORDER BY started_at DESC LIMIT 1").fetchone()[0])
             refresh(con, "mixed_v", mode="incremental")
             self.check(con, "insert-only dimensions")
             # customers insert-only, orders updated (not insert-only), lines changed: the pruned
@@ -193,6 +215,12 @@ class DuckLakeNTermTest(unittest.TestCase):
             self.assertEqual([(d, s) for d, s, _ in explain], [("c", "fk_pruned"), ("o", "run"), ("l", "run")])
             self.assertIn("read at its old state", explain[0][2])
             self.assertIn("referenced leaves first", explain[0][2])
+            # compile-only, told the same facts, plans the same: one planner for both
+            doc = compile_only(con, "lake_v", {"fk_relations": RELY_FKS, "delta_shape": {
+                "lake.customers": "INSERT_ONLY", "lake.orders": "GENERAL", "lake.lines": "GENERAL"}})
+            self.assertEqual(doc["rule"], "n_term")
+            planned = [(t["delta_leaf"], t["status"]) for t in doc["terms_kept"] + doc["terms_pruned"]]
+            self.assertEqual(sorted(planned), sorted((d, s) for d, s, _ in explain))
             r = refresh(con, "lake_v", mode="incremental")
             self.assertEqual(terms(r), (3, 1, 0, 2))
             refresh(con, "mixed_v", mode="incremental")
