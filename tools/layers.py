@@ -5,7 +5,7 @@ The layers, top to bottom (docs/architecture.md): shell, execute, declare, captu
 render, plan, store, then the files at the top of src/ (ast, ir, db, sql, error, ...). A file
 may refer to its own folder and to the folders below it; a reference up the list, or a cycle of
 files, fails the check. References are read from `crate::` and `super::` paths outside the
-unit tests (`#[cfg(test)] mod tests` at the end of a file, or a file declared
+unit tests (`#[cfg(test)] mod tests` at the end of a file, or a file or folder declared
 `#[cfg(test)] mod x;`), which may use any layer.
 
 Usage: python3 tools/layers.py [--graph]   (exit status 1 when the rule is broken)
@@ -66,6 +66,7 @@ def edges():
     for m in list(SRC.rglob("mod.rs")) + [SRC / "lib.rs"]:
         for name in re.findall(r"#\[cfg\(test\)\]\s*(?:pub(?:\(crate\))? )?mod (\w+);", m.read_text()):
             test_files.add(m.parent / f"{name}.rs")
+            test_files.update((m.parent / name).rglob("*.rs"))  # a folder of tests: all its files
     for f in sorted(SRC.rglob("*.rs")):
         if f in test_files:
             continue  # unit tests in a file of their own, like a file's own tests
