@@ -755,6 +755,9 @@ class ViewGen:
         self.rng = rng
         self.s = schema
         self.set_operands: Optional[Tuple[str, List[str]]] = None
+        # COUNT(DISTINCT x) of a collated x in the view: (the aggregate, the same over x's
+        # collation key), for 1.5.5's recompute (findings/duckdb155_count_distinct_ignores_collation.py)
+        self.collated_distincts: List[Tuple[str, str]] = []
 
     def join(self):
         r = self.rng
@@ -1079,9 +1082,9 @@ class ViewGen:
         if r.random() < 0.08:
             # aggregates without a delta rule (recomputed per touched group), and variances
             # (incremental over integers, recomputed per group over BIGINT and wide DECIMAL)
-            ce, _ = r.choice(self.cols(leaves))
+            ce, cc = r.choice(self.cols(leaves))
             text = f"CAST({ce} AS VARCHAR)"
-            return r.choice([
+            chosen = r.choice([
                 (f"COUNT(DISTINCT {ce})", False),
                 (f"SUM(DISTINCT {e})", False),
                 (f"AVG(DISTINCT {e})", True),
@@ -1093,6 +1096,11 @@ class ViewGen:
                 (f"VAR_POP({e})", True),
                 (f"count({ce}) FILTER (WHERE {self.atom_filter(leaves)})", False),
             ])
+            if chosen[0] == f"COUNT(DISTINCT {ce})" and "COLLATE" in cc.type.upper():
+                key = f"strip_accents({ce})" if "NOACCENT" in cc.type.upper() else ce
+                key = f"lower({key})" if "NOCASE" in cc.type.upper() else key
+                self.collated_distincts.append((chosen[0], f"COUNT(DISTINCT {key})"))
+            return chosen
         if r.random() < 0.12:
             # MIN/MAX (incremental under inserts, recomputed after deletes) and FILTER clauses
             ce, _ = r.choice(self.cols(leaves))
@@ -1206,6 +1214,7 @@ class ViewGen:
         r = self.rng
         self.term_totals = None
         self.set_operands = None
+        self.collated_distincts = []
         if r.random() < 0.06:
             return self.union_view(), False
         leaves, rendered, extra = self.join()
@@ -1378,6 +1387,7 @@ class ViewDef:
     term_totals: Optional[frozenset] = None  # a UNION: the sum of its branches' 2^N - 1
     upstream: Optional[str] = None  # a view over this maintained view (of the same scenario)
     set_operands: Optional[Tuple[str, List[str]]] = None  # INTERSECT / EXCEPT [ALL]: (operator, operands)
+    collated_distincts: Tuple[Tuple[str, str], ...] = ()  # see ViewGen.collated_distincts
 
 
 class Runner:
@@ -1394,6 +1404,7 @@ class Runner:
         self.float_noise = []  # (scenario, batch, view, sql): checks that differed only by float noise
         self.accepted_by_keys = False  # the last check passed by collated_setop_equal
         self.setop_bytes = []  # (scenario, batch, view, sql): 1.5.5's set operation compared collated values by bytes
+        self.count_distinct_bytes = []  # (scenario, batch, view, sql): 1.5.5's COUNT(DISTINCT) counted collated bytes
         self.noise_max = (0.0, None, None)  # the largest relative float difference accepted
         self.kinds_seen: Dict[str, int] = {}
         self.shapes_seen: Dict[str, int] = {}  # views created with a shape a defect once hid in
@@ -1550,6 +1561,7 @@ class Runner:
                 sql, has_float, upstream = chain[0], False, chain[1]
                 self.vg.n_leaves, self.vg.leaf_tables, self.vg.term_totals = 1, upstream.tables, frozenset({0, 1})
                 self.vg.set_operands = None
+                self.vg.collated_distincts = []
             else:
                 sql, has_float = self.vg.view()
                 upstream = None
@@ -1567,7 +1579,7 @@ class Runner:
                     cp.lag = 0.12  # a laggard: its cursors stay behind for several batches
             v = ViewDef(name, sql, has_float, self.vg.n_leaves, copies, self.vg.leaf_tables,
                         sql.count("AS sq_in WHERE"), self.vg.term_totals, upstream.name if upstream else None,
-                        self.vg.set_operands)
+                        self.vg.set_operands, tuple(self.vg.collated_distincts))
             ok = True
             for cp in copies:
                 cn = cp.name
@@ -1684,6 +1696,12 @@ class Runner:
             if self.args.verbose:
                 print(f"  {copy} equals the set operation under its collations (1.5.5 compared bytes)")
             return True
+        if SETOP_BYTES_HOST and v.collated_distincts and self.collated_count_equal(copy, v, collations):
+            self.count_distinct_bytes.append((self.scenario_no, self.batch_no, copy, v.sql))
+            self.accepted_by_keys = True
+            if self.args.verbose:
+                print(f"  {copy} equals its query with COUNT(DISTINCT) under the collation (1.5.5 counted bytes)")
+            return True
         detail = [f"{copy}: {extra} row(s) in the view but not in the recompute, {missing} row(s) missing"]
         detail.append("rows in the view, not in the recompute (FROM v EXCEPT ALL query):")
         detail += ["  " + repr(r) for r in con.execute(q1 + " LIMIT 30").fetchall()]
@@ -1708,6 +1726,21 @@ class Runner:
             except duckdb.Error:
                 out.append((False, False))  # not a string column
         return out
+
+    def collated_count_equal(self, copy: str, v: "ViewDef", collations: List[Tuple[bool, bool]]) -> bool:
+        """Whether the view equals its query with each COUNT(DISTINCT) of a collated column counted
+        over the column's collation key: DuckDB 1.5.5 counts bytes there, while its DISTINCT and
+        GROUP BY merge under the collation (findings/duckdb155_count_distinct_ignores_collation.py)."""
+        ref = v.sql
+        for aggregate, keyed in v.collated_distincts:
+            ref = ref.replace(aggregate, keyed)
+        try:
+            if all(self.con.execute(f"SELECT count(*) FROM (({a}) EXCEPT ALL ({b}))").fetchone()[0] == 0
+                   for a, b in ((f"FROM {copy}", ref), (ref, f"FROM {copy}"))):
+                return True
+            return self.float_equal(copy, ref, collations)
+        except duckdb.Error:
+            return False
 
     def collated_setop_equal(self, copy: str, set_operands: Tuple[str, List[str]],
                              collations: List[Tuple[bool, bool]]) -> bool:
@@ -2559,6 +2592,12 @@ class Runner:
             print(f"FINDING: {len(self.setop_bytes)} check(s) of INTERSECT / EXCEPT views with a collated column differed "
                   f"from DuckDB 1.5.5's recompute, which compares such operands by their bytes "
                   f"(findings/duckdb155_setop_collation_by_bytes.py), and equalled the set operation under the collation. "
+                  f"First: scenario {sc} batch {b} view {cp}: {sql}")
+        if self.count_distinct_bytes:
+            sc, b, cp, sql = self.count_distinct_bytes[0]
+            print(f"FINDING: {len(self.count_distinct_bytes)} check(s) of views with COUNT(DISTINCT) of a collated column "
+                  f"differed from DuckDB 1.5.5's recompute, which counts such values by their bytes "
+                  f"(findings/duckdb155_count_distinct_ignores_collation.py), and equalled the count under the collation. "
                   f"First: scenario {sc} batch {b} view {cp}: {sql}")
         for mode, (n, pruned) in sorted(self.prune_stats.items()):
             if n >= 100 and pruned == 0:
