@@ -101,8 +101,6 @@ pub struct Program {
     /// operation.
     pub order: Vec<usize>,
     pub nterm: Vec<(usize, TermStatus)>,
-    /// Whether the old states could be read (`Facts::old_states`): the N-term rule was a choice.
-    pub old_states: bool,
     /// Why the program has its rule, or None where there was no choice (`Program::reason`).
     pub rule_reason: Option<String>,
     /// The group keys the merge matches on, when they determine the others and no leaf they
@@ -133,15 +131,16 @@ pub fn plan(f: &Facts) -> Program {
         inclusion_exclusion,
         order,
         nterm: terms,
-        old_states: readable,
         rule_reason: None,
         merge_keys,
         mode: Mode::Incremental,
         why: String::new(),
     };
+    // Without old states inclusion-exclusion is the only rule: nothing to explain.
     p.rule_reason = match f.old_states {
+        OldStates::Readable => Some(p.reason(f.aliases)),
+        OldStates::Unreadable => None,
         OldStates::Refused(why) => Some(why.to_string()),
-        _ => p.reason(f.aliases),
     };
     let (mode, why) = match &f.mode {
         Some(m) => choose_mode(m, &p.run_masks()),
@@ -203,23 +202,20 @@ impl Program {
         }
     }
 
-    /// Why the program has its rule, naming leaves by `aliases`; None when the old states cannot
-    /// be read (inclusion-exclusion is then the only rule).
-    fn reason(&self, aliases: &[String]) -> Option<String> {
-        if !self.old_states {
-            return None;
-        }
+    /// Why the program, planned with old states readable, has its rule, naming leaves by
+    /// `aliases`.
+    fn reason(&self, aliases: &[String]) -> String {
         let ie = count_terms(&self.inclusion_exclusion);
         if self.nterm.is_empty() {
-            return Some(format!(
+            return format!(
                 "a set operation: inclusion-exclusion per branch (the N-term rule orders one join); {} of {} terms \
                  run, {} pruned by foreign keys, {} skipped for empty deltas",
                 ie.run, ie.total, ie.fk_pruned, ie.empty_skipped
-            ));
+            );
         }
         let nt = count_terms(&self.nterm);
         match self.rule {
-            Rule::NTerm => Some(format!(
+            Rule::NTerm => format!(
                 "N-term rule: it runs {} of {} terms, inclusion-exclusion {} of {}; leaves in the order {}{}",
                 nt.run,
                 nt.total,
@@ -227,11 +223,11 @@ impl Program {
                 ie.total,
                 self.order.iter().map(|&i| aliases.get(i).map_or("?", |a| a.as_str())).collect::<Vec<_>>().join(", "),
                 if nt.fk_pruned > 0 { " (referenced leaves first, so their insert-only terms are empty)" } else { "" }
-            )),
-            Rule::InclusionExclusion => Some(format!(
+            ),
+            Rule::InclusionExclusion => format!(
                 "inclusion-exclusion rule: it runs {} of {} terms, the N-term rule would run {} of {}",
                 ie.run, ie.total, nt.run, nt.total
-            )),
+            ),
         }
     }
 }

@@ -2587,18 +2587,17 @@ class Runner:
                   f"scenario {self.float_noise[0][0]} batch {self.float_noise[0][1]} view {self.float_noise[0][2]}: "
                   f"{self.float_noise[0][3]}; largest relative difference {self.noise_max[0]:.3g} "
                   f"(view {self.noise_max[1]!r} vs recompute {self.noise_max[2]!r})")
-        if self.setop_bytes:
-            sc, b, cp, sql = self.setop_bytes[0]
-            print(f"FINDING: {len(self.setop_bytes)} check(s) of INTERSECT / EXCEPT views with a collated column differed "
-                  f"from DuckDB 1.5.5's recompute, which compares such operands by their bytes "
-                  f"(findings/duckdb155_setop_collation_by_bytes.py), and equalled the set operation under the collation. "
-                  f"First: scenario {sc} batch {b} view {cp}: {sql}")
-        if self.count_distinct_bytes:
-            sc, b, cp, sql = self.count_distinct_bytes[0]
-            print(f"FINDING: {len(self.count_distinct_bytes)} check(s) of views with COUNT(DISTINCT) of a collated column "
-                  f"differed from DuckDB 1.5.5's recompute, which counts such values by their bytes "
-                  f"(findings/duckdb155_count_distinct_ignores_collation.py), and equalled the count under the collation. "
-                  f"First: scenario {sc} batch {b} view {cp}: {sql}")
+        # Checks DuckDB 1.5.5 got wrong and the view got right, accepted under the collation.
+        for accepted, what, how, finding, under in (
+                (self.setop_bytes, "INTERSECT / EXCEPT views with a collated column",
+                 "compares such operands by their bytes", "duckdb155_setop_collation_by_bytes.py", "the set operation"),
+                (self.count_distinct_bytes, "views with COUNT(DISTINCT) of a collated column",
+                 "counts such values by their bytes", "duckdb155_count_distinct_ignores_collation.py", "the count")):
+            if accepted:
+                sc, b, cp, sql = accepted[0]
+                print(f"FINDING: {len(accepted)} check(s) of {what} differed from DuckDB 1.5.5's recompute, which {how} "
+                      f"(findings/{finding}), and equalled {under} under the collation. "
+                      f"First: scenario {sc} batch {b} view {cp}: {sql}")
         for mode, (n, pruned) in sorted(self.prune_stats.items()):
             if n >= 100 and pruned == 0:
                 print(f"FAILURE: foreign-key pruning never happened in {n} refreshes of {mode} FK scenarios")
