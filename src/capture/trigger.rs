@@ -43,17 +43,34 @@ pub fn installing(feed: &Feed) -> bool {
 /// native database in memory or of storage v2.0.0 or later. (A database attached read-only
 /// keeps its sources: a refresh with nothing to do works there, one with work says why not.)
 pub fn supported(db: &dyn Sql, catalog: &str) -> Result<bool> {
-    let rows: Vec<(String, Option<String>, Option<String>)> = read_all(&db.query(&sql::support(catalog))?)?;
-    let Some((library, storage, kind)) = rows.into_iter().next() else { return Ok(false) };
-    Ok(supports(&library, storage.as_deref(), kind.as_deref()))
+    Ok(unsupported_why(db, catalog)?.is_none())
 }
 
-/// `supported` on what DuckDB reports: its version (`v2.0.1`), the database's storage version
-/// tag (none in memory) and type.
-pub fn supports(library: &str, storage: Option<&str>, kind: Option<&str>) -> bool {
+/// Why tables of database `catalog` cannot carry openivm's triggers (None: they can).
+pub fn unsupported_why(db: &dyn Sql, catalog: &str) -> Result<Option<String>> {
+    let rows: Vec<(String, Option<String>, Option<String>)> = read_all(&db.query(&sql::support(catalog))?)?;
+    let Some((library, storage, kind)) = rows.into_iter().next() else {
+        return Ok(Some(format!("database '{catalog}' is not attached")));
+    };
+    Ok(unsupported(&library, storage.as_deref(), kind.as_deref()))
+}
+
+/// `unsupported_why` on what DuckDB reports: its version (`v2.0.1`), the database's storage
+/// version tag (none in memory) and type.
+pub fn unsupported(library: &str, storage: Option<&str>, kind: Option<&str>) -> Option<String> {
     let major = |v: &str| v.trim_start_matches('v').split('.').next().and_then(|m| m.parse::<u32>().ok());
-    let native = kind.is_some_and(|k| k.eq_ignore_ascii_case("duckdb"));
-    major(library).is_some_and(|m| m >= 2) && native && storage.is_none_or(|s| major(s).is_some_and(|m| m >= 2))
+    if !major(library).is_some_and(|m| m >= 2) {
+        return Some(format!("DuckDB {library} has no triggers"));
+    }
+    if !kind.is_some_and(|k| k.eq_ignore_ascii_case("duckdb")) {
+        return Some(format!("a database of type {} cannot carry triggers", kind.unwrap_or("unknown")));
+    }
+    match storage {
+        Some(s) if !major(s).is_some_and(|m| m >= 2) => Some(format!(
+            "storage version {s} has no triggers: ATTACH ... (STORAGE_VERSION 'v2.0.0') upgrades a database"
+        )),
+        _ => None,
+    }
 }
 
 /// Installs (or replaces) the feed's triggers on its table, writing into its log (which must
@@ -265,7 +282,11 @@ pub fn capture_inspected(db: &dyn Sql, feed: &Feed, name: &str, size_now: i64, s
 
 #[cfg(test)]
 mod tests {
-    use super::supports;
+    use super::unsupported;
+
+    fn supports(library: &str, storage: Option<&str>, kind: Option<&str>) -> bool {
+        unsupported(library, storage, kind).is_none()
+    }
 
     #[test]
     fn triggers_need_duckdb_2_and_a_storage_2_database() {
@@ -274,5 +295,7 @@ mod tests {
         assert!(!supports("v2.0.1", Some("v1.0.0+"), Some("duckdb")));
         assert!(!supports("v1.5.5", None, Some("duckdb")));
         assert!(!supports("v2.0.1", None, Some("ducklake")));
+        assert_eq!(unsupported("v1.5.5", None, Some("duckdb")).unwrap(), "DuckDB v1.5.5 has no triggers");
+        assert!(unsupported("v2.0.1", Some("v1.0.0+"), Some("duckdb")).unwrap().contains("STORAGE_VERSION 'v2.0.0'"));
     }
 }

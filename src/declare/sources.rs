@@ -21,7 +21,7 @@ use crate::render::capture::Position;
 use crate::store::home;
 use crate::store::metadata;
 
-use crate::sql::catalog::{FOREIGN_KEYS_OF, TRIGGER_CANDIDATES};
+use crate::sql::catalog::{FOREIGN_KEYS_OF, FOREIGN_KEYS_TOUCHING, TRIGGER_CANDIDATES};
 use crate::sql::facts::APPEND_ONLY_DELETE as DELETE;
 use crate::sql::facts::APPEND_ONLY_FIND as FIND;
 use crate::sql::facts::APPEND_ONLY_INSERT as INSERT;
@@ -191,45 +191,89 @@ pub fn revoke(db: &dyn Sql, table_arg: &str, promise: Promise) -> Result<(String
     Ok((table.dotted(), !gone.is_empty()))
 }
 
-/// The source of each of `tables`: DuckLake's change feed for a table of a DuckLake catalog (not
-/// for a view kept there);
-/// otherwise append-only or recorded where a declaration is still valid for the table's current
-/// incarnation, diff else. `columns[k]` are all columns of table k; `main` is the database
-/// holding the metadata.
+/// Why a table has its change source (`openivm_explain`'s `sources`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SourceWhy {
+    /// A promise (append-only, recorded) or a choice (`openivm_set_source`) made for the table.
+    Declared,
+    /// `openivm_default_source`, taken as it is.
+    Default,
+    /// The table is in a DuckLake catalog: its own change feed.
+    DuckLake,
+    /// A maintained view, read through its own change.
+    MaintainedView,
+    /// Triggers were asked for (by a choice or the default) and the table cannot take them.
+    NoTriggers(String),
+}
+
+impl SourceWhy {
+    pub fn text(&self) -> &str {
+        match self {
+            SourceWhy::Declared => "declared",
+            SourceWhy::Default => "the default",
+            SourceWhy::DuckLake => "DuckLake's change feed",
+            SourceWhy::MaintainedView => "a maintained view",
+            SourceWhy::NoTriggers(why) => why,
+        }
+    }
+}
+
+const FOREIGN_KEY: &str = "a FOREIGN KEY touches the table: DuckDB 2.0.1 can lose an UPDATE's rows in its triggers";
+
+/// The source of each of `tables`, and why: DuckLake's change feed for a table of a DuckLake
+/// catalog (not for a view kept there); otherwise append-only or recorded where a declaration is
+/// still valid for the table's current incarnation; otherwise a chosen or the default source,
+/// the diff where triggers cannot be had. `columns[k]` are all columns of table k; `main` is the
+/// database holding the metadata.
 pub fn sources(
     db: &dyn Sql,
     main: &str,
     tables: &[TableId],
     columns: &[Vec<ColumnDef>],
     default: &str,
-) -> Result<Vec<SourceKind>> {
+) -> Result<Vec<(SourceKind, SourceWhy)>> {
     let declared = declared_sources(db, main, tables, columns)?;
     // A table of the database holding the views, without a declaration, is captured by triggers
     // where that database allows them (their body writes the log, which lives there).
-    let by_trigger = default == "trigger"
+    let wants_triggers = default == "trigger"
         && declared.iter().any(Option::is_none)
-        && tables.iter().any(|t| t.catalog.eq_ignore_ascii_case(main))
-        && crate::capture::trigger::supported(db, main)?;
+        && tables.iter().any(|t| t.catalog.eq_ignore_ascii_case(main));
+    let unsupported = if wants_triggers { crate::capture::trigger::unsupported_why(db, main)? } else { None };
     // Only base tables carry triggers. DuckDB 2.0.1 runs an UPDATE of a table with an UPDATE
     // trigger as a delete and an insert, which a FOREIGN KEY referencing the table refuses: such
     // tables keep the diff unless a user chooses triggers for them (`openivm_set_source`).
     let capturable: Vec<(String, String)> =
-        if by_trigger { read_all(&TRIGGER_CANDIDATES.rows(db, [main])?)? } else { vec![] };
-    let by_default = |t: &TableId| {
-        t.catalog.eq_ignore_ascii_case(main)
-            && capturable.iter().any(|(s, n)| s.eq_ignore_ascii_case(&t.schema) && n.eq_ignore_ascii_case(&t.name))
+        if wants_triggers && unsupported.is_none() { read_all(&TRIGGER_CANDIDATES.rows(db, [main])?)? } else { vec![] };
+    let by_default = |t: &TableId| -> Result<(SourceKind, SourceWhy)> {
+        if default != "trigger" {
+            return Ok((SourceKind::Diff, SourceWhy::Default));
+        }
+        if !t.catalog.eq_ignore_ascii_case(main) {
+            let why = format!("triggers are installed only on tables of the views' database ('{main}')");
+            return Ok((SourceKind::Diff, SourceWhy::NoTriggers(why)));
+        }
+        if let Some(why) = &unsupported {
+            return Ok((SourceKind::Diff, SourceWhy::NoTriggers(why.clone())));
+        }
+        if capturable.iter().any(|(s, n)| s.eq_ignore_ascii_case(&t.schema) && n.eq_ignore_ascii_case(&t.name)) {
+            return Ok((SourceKind::Trigger, SourceWhy::Default));
+        }
+        let touched = FOREIGN_KEYS_TOUCHING.scalar_int(db, [&t.catalog, &t.schema, &t.name, &t.name])? > 0;
+        let why = if touched { FOREIGN_KEY } else { "not a base table" };
+        Ok((SourceKind::Diff, SourceWhy::NoTriggers(why.into())))
     };
-    let mut out: Vec<SourceKind> = declared
+    let mut out: Vec<(SourceKind, SourceWhy)> = declared
         .into_iter()
         .zip(tables)
         .map(|(d, t)| {
             Ok(match d {
                 // A trigger choice made before openivm kept tables with foreign keys off triggers
                 // (the default's candidates have none).
-                Some(SourceKind::Trigger) if has_foreign_keys(db, t)? => SourceKind::Diff,
-                Some(kind) => kind,
-                None if by_default(t) => SourceKind::Trigger,
-                None => SourceKind::Diff,
+                Some(SourceKind::Trigger) if has_foreign_keys(db, t)? => {
+                    (SourceKind::Diff, SourceWhy::NoTriggers(FOREIGN_KEY.into()))
+                }
+                Some(kind) => (kind, SourceWhy::Declared),
+                None => by_default(t)?,
             })
         })
         .collect::<Result<_>>()?;
@@ -247,7 +291,7 @@ pub fn sources(
         // in the lake, read through its own change (`execute::view::chain_sources`).
         if is_lake {
             if let Some(id) = crate::capture::ducklake::table_id(db, t)? {
-                out[k] = SourceKind::DuckLake(id);
+                out[k] = (SourceKind::DuckLake(id), SourceWhy::DuckLake);
             }
         }
     }

@@ -22,8 +22,9 @@ pub(crate) fn attach(db: &dyn Sql, q: &ViewQuery, at: &Qualified, catalog: &str,
         .iter()
         .map(|t| q.leaves.iter().find(|l| &l.table == t).map(|l| l.columns.clone()).unwrap_or_default())
         .collect();
-    let mut kinds = crate::declare::sources::sources(db, catalog, &tables, &all_columns, source)?;
-    chain_sources(db, catalog, q, &tables, &mut kinds)?;
+    let mut sourced = crate::declare::sources::sources(db, catalog, &tables, &all_columns, source)?;
+    chain_sources(db, catalog, q, &tables, &mut sourced)?;
+    let kinds: Vec<capture::SourceKind> = sourced.into_iter().map(|(kind, _)| kind).collect();
     let sizes: Vec<i64> = super::cache::table_states(db, &tables)?.iter().map(|s| s.2).collect();
     // The database's refresh mode, read at most once, and only for a feed that may need it.
     let mut refresh_mode: Option<mode::Requested> = None;

@@ -47,6 +47,8 @@ pub struct Compiled {
     pub group_lookup: Option<crate::plan::merge_keys::GroupLookup>,
     /// The change source each table declares.
     pub sources: Vec<SourceKind>,
+    /// Why each table has its source.
+    pub source_why: Vec<sources::SourceWhy>,
     /// The kind of database the view lives in.
     pub storage: Storage,
     /// How the view's stored sums are finalized (`render::sum_kinds`), for the rows it shows.
@@ -510,8 +512,9 @@ impl Cache {
         let metadata: Vec<&str> = std::iter::once(defaults.0.as_str()).chain(self.declared_in.as_deref()).collect();
         let fks = fk_facts::foreign_keys(db, &metadata, &tables)?;
         let default_source = self.settings(db)?.default_source;
-        let mut sources = sources::sources(db, &defaults.0, &tables, &all_columns, &default_source)?;
-        super::view::chain_sources(db, &defaults.0, &q, &tables, &mut sources)?;
+        let mut sourced = sources::sources(db, &defaults.0, &tables, &all_columns, &default_source)?;
+        super::view::chain_sources(db, &defaults.0, &q, &tables, &mut sourced)?;
+        let (sources, source_why) = sourced.into_iter().unzip();
         let now = states_in(db, &tables, self.round.as_mut().unwrap_or(&mut own)).map_err(|e| restale(e, name))?;
         let times = match self.views.get(&key) {
             Some(c) => c.times,
@@ -530,6 +533,7 @@ impl Cache {
             leaf_table,
             fks,
             sources,
+            source_why,
             storage: self.storage(db)?,
             sum_kinds,
             identity: now.iter().map(|n| (n.0.clone(), n.1.clone())).collect(),

@@ -24,14 +24,14 @@ pub struct ExplainRow {
 }
 
 /// Each table of view `name` and the change source its next refresh captures it with, as
-/// `table: source` (empty for a view that is recomputed).
+/// `table: source (why)` (empty for a view that is recomputed).
 pub fn sources_of(db: &dyn Sql, cache: &mut Cache, name: &str) -> Result<String> {
     if cache.strategy(db, name)? == Strategy::Full {
         return Ok(String::new());
     }
     let (_, c, _) = cache.compiled(db, name)?;
     let named: Vec<String> =
-        c.tables.iter().zip(&c.sources).map(|(t, s)| format!("{}: {}", t.name, s.as_str())).collect();
+        c.tables.iter().zip(c.sources.iter().zip(&c.source_why)).map(|(t, (s, why))| format!("{}: {} ({})", t.name, s.as_str(), why.text())).collect();
     Ok(named.join(", "))
 }
 

@@ -397,7 +397,7 @@ pub fn chain_sources(
     home: &str,
     q: &ViewQuery,
     tables: &[TableId],
-    kinds: &mut [capture::SourceKind],
+    kinds: &mut [(capture::SourceKind, crate::declare::sources::SourceWhy)],
 ) -> Result<()> {
     for (k, t) in tables.iter().enumerate() {
         if !q.upstream.contains(t) || !t.catalog.eq_ignore_ascii_case(home) {
@@ -410,7 +410,7 @@ pub fn chain_sources(
             continue;
         }
         if compile(db, &view.query)?.0.shows_rows_locally() {
-            kinds[k] = capture::SourceKind::Recorded;
+            kinds[k] = (capture::SourceKind::Recorded, crate::declare::sources::SourceWhy::MaintainedView);
         }
     }
     Ok(())

@@ -44,8 +44,8 @@ pub const KEPT_PLANS: Setting = Setting {
 
 pub const DEFAULT_SOURCE: Setting = Setting {
     name: "openivm_default_source",
-    default: "diff",
-    description: "How changes of a table without a source declaration are captured: trigger (statement triggers openivm installs, where the database allows them: DuckDB 2.0, storage v2.0.0+; diff elsewhere) or diff (compare the table with a snapshot)",
+    default: "trigger",
+    description: "How changes of a table without a source declaration are captured: trigger (statement triggers openivm installs, where the database allows them: DuckDB 2.0, storage v2.0.0+, a table no FOREIGN KEY touches; diff elsewhere) or diff (compare the table with a snapshot)",
     choices: &["trigger", "diff"],
 };
 

@@ -2407,8 +2407,8 @@ class Runner:
             stmt = "CALL openivm_set('openivm_kept_plans', 'false')"
             self.con.execute(stmt).fetchall()
             self.log(stmt)
-        if self.triggers:
-            stmt = "CALL openivm_set('openivm_default_source', 'trigger')"
+        if TRIGGERS_HOST:
+            stmt = f"CALL openivm_set('openivm_default_source', '{'trigger' if self.triggers else 'diff'}')"
             self.con.execute(stmt).fetchall()
             self.log(stmt)
         for ddl in MACROS:
