@@ -42,6 +42,14 @@ def timed(f):
     return (time.perf_counter() - t) * 1000
 
 
+def refreshed(con, view):
+    """Refreshes `view`: its mode and the wall time of the call, as the client sees it (the same
+    clock as a recompute's)."""
+    t = time.perf_counter()
+    mode = con.execute(f"SELECT mode FROM refresh('{view}')").fetchone()[0]
+    return mode, (time.perf_counter() - t) * 1000
+
+
 def connect(ext, path):
     con = duckdb.connect(path, config={"allow_unsigned_extensions": "true"})
     con.execute(f"LOAD '{ext}'")
@@ -89,14 +97,14 @@ def star(con, w, rows, fraction, batches):
         w.execute(f"UPDATE fact SET amt = amt + 1 WHERE fid < {rows} AND fid % {step} = {(lo + 1) % step}")
         w.execute(f"INSERT INTO d1 VALUES ({next_dim}, 'new', 'c{next_dim % 25}')")
         next_dim += 1
-        r = con.execute("SELECT mode, duration_ms FROM refresh('star')").fetchone()
+        mode, ms = refreshed(con, "star")
         if b == 0:
             continue  # the first capture of a new feed diffs its table once
-        modes.append(r[0])
-        refresh.append(r[1])
+        modes.append(mode)
+        refresh.append(ms)
         recompute.append(timed(lambda: con.execute(f"CREATE OR REPLACE TEMP TABLE recomputed AS {STAR_VIEW}")))
     bad = con.execute("SELECT missing_rows + extra_rows FROM openivm_verify('star')").fetchone()[0]
-    idle = [con.execute("SELECT duration_ms FROM refresh('star')").fetchone()[0] for _ in range(batches)]
+    idle = [refreshed(con, "star")[1] for _ in range(batches)]
     return {
         "sources": sources,
         "modes": sorted(set(modes)),
@@ -148,7 +156,7 @@ def manyviews(con, w, rows, views, batches):
         w.execute(f"INSERT INTO events SELECT {rows} + {b} * {n} + i, i % 5000, i % 37, i FROM range({n}) t(i)")
         w.execute(f"DELETE FROM events WHERE id < {rows} AND id % 3000 = {b}")
         w.execute(f"UPDATE events SET v = v + 1 WHERE id < {rows} AND id % 3000 = {1500 + b}")
-        total = sum(con.execute(f"SELECT duration_ms FROM refresh('mv{j}')").fetchone()[0] for j in range(views))
+        total = sum(refreshed(con, f"mv{j}")[1] for j in range(views))
         if b == 0:
             continue
         refresh.append(total)
@@ -200,8 +208,9 @@ def tpch(con, w, data, batches):
         w.execute("DELETE FROM orders WHERE o_orderkey IN (SELECT key FROM rf2)")
         w.execute("COMMIT")
         next_key += k
+        # In this order, q3's refresh also captures the batch of the tables the views share.
         for q, sql in TPCH_QUERIES.items():
-            mode, ms = con.execute(f"SELECT mode, duration_ms FROM refresh('{q}')").fetchone()
+            mode, ms = refreshed(con, q)
             if b == 0:
                 continue  # the first capture of a new feed diffs its table once
             out[q]["refresh"].append(ms)
@@ -290,6 +299,14 @@ def main():
             for q, r in t.items():
                 ref, rec = statistics.median(r["refresh"]), statistics.median(r["recompute"])
                 emit(f"| {q} | {ref:.1f} | {rec:.1f} | {rec / ref:.2f}x | {', '.join(sorted(r['modes']))} | {r['verify']} |")
+            per_batch = list(zip(*(r["refresh"] for r in t.values())))
+            rec_batch = list(zip(*(r["recompute"] for r in t.values())))
+            ref_all = statistics.median(sum(b) for b in per_batch)
+            rec_all = statistics.median(sum(b) for b in rec_batch)
+            emit(f"| all three, one after the other | {ref_all:.1f} | {rec_all:.1f} | {rec_all / ref_all:.2f}x | | |")
+            emit("")
+            emit("The views are refreshed in the order of the table, so q3's refresh also captures the batch of the "
+                 "tables the three share (orders, lineitem, customer); q5 and q10 read it from the logs.")
             emit("")
             emit(f"Sources: {sources}")
             emit("")

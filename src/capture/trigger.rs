@@ -162,7 +162,8 @@ pub fn inspect(db: &dyn Sql, feeds: &[&Feed]) -> Result<HashMap<i64, Inspection>
     let logs: Vec<_> = feeds.iter().map(|f| f.log()).collect();
     let asked: Vec<sql::Inspected> =
         feeds.iter().zip(&logs).map(|(f, log)| sql::Inspected { feed: f.id, log, catalog: &f.catalog }).collect();
-    let rows: Vec<InspectRow> = read_all(&db.query(&sql::inspect(&asked))?)?;
+    // The same text at every refresh of these feeds: its plan is kept.
+    let rows: Vec<InspectRow> = read_all(&db.query_reusing_plan(&sql::inspect(&asked), 0)?)?;
     let count = |v: &Option<String>| -> Result<u64> {
         v.as_deref()
             .and_then(|s| s.parse().ok())
