@@ -5,9 +5,10 @@ until a time or batch budget is spent. Prints one line per run and ends with the
 output holds a SQL script that replays the failing scenario).
 
 Usage: campaign.py --extension PATH [--minutes 60] [--batches 100000] [--seed 1000]
-                   [--python PY] [--no-corpus] [--out DIR]
+                   [--python PY] [--no-corpus] [--corpus-data DIR] [--out DIR]
 --python runs the suites under another interpreter (e.g. .venv-duckdb2/bin/python for DuckDB
-2.0.1; the corpus needs the TPC-H wheel, which exists for DuckDB 1.5.5 only: pass --no-corpus).
+2.0.1; the corpus needs the TPC-H wheel, which exists for DuckDB 1.5.5 only: pass --no-corpus, or
+--corpus-data with the tables and queries 1.5.5 exported, `corpus.py --export DIR`).
 """
 import argparse
 import pathlib
@@ -32,6 +33,7 @@ def main():
     ap.add_argument("--seed", type=int, default=1000)
     ap.add_argument("--python", default=sys.executable)
     ap.add_argument("--no-corpus", action="store_true")
+    ap.add_argument("--corpus-data", help="TPC-H tables and queries exported by corpus.py --export, for a host without the generator")
     ap.add_argument("--out", default=str(ROOT / "test" / "tmp" / "campaign"))
     args = ap.parse_args()
     out = pathlib.Path(args.out)
@@ -43,8 +45,9 @@ def main():
         corpus = not args.no_corpus and run % 4 == 3
         if corpus:
             name = "corpus-tpch"
+            data = ["--data", args.corpus_data] if args.corpus_data else ["--sf", "0.01"]
             cmd = [args.python, "test/corpus/corpus.py", "--extension", args.extension, "--suite", "tpch",
-                   "--sf", "0.01", "--batches", "12", "--seed", str(seed), "--quiet"]
+                   *data, "--batches", "12", "--seed", str(seed), "--quiet"]
         else:
             name = "differential"
             cmd = [args.python, "test/differential/differential.py", "--extension", args.extension,

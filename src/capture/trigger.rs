@@ -59,14 +59,14 @@ pub fn unsupported_why(db: &dyn Sql, catalog: &str) -> Result<Option<String>> {
 /// version tag (none in memory) and type.
 pub fn unsupported(library: &str, storage: Option<&str>, kind: Option<&str>) -> Option<String> {
     let major = |v: &str| v.trim_start_matches('v').split('.').next().and_then(|m| m.parse::<u32>().ok());
-    if !major(library).is_some_and(|m| m >= 2) {
+    if major(library).is_none_or(|m| m < 2) {
         return Some(format!("DuckDB {library} has no triggers"));
     }
     if !kind.is_some_and(|k| k.eq_ignore_ascii_case("duckdb")) {
         return Some(format!("a database of type {} cannot carry triggers", kind.unwrap_or("unknown")));
     }
     match storage {
-        Some(s) if !major(s).is_some_and(|m| m >= 2) => Some(format!(
+        Some(s) if major(s).is_none_or(|m| m < 2) => Some(format!(
             "storage version {s} has no triggers: ATTACH ... (STORAGE_VERSION 'v2.0.0') upgrades a database"
         )),
         _ => None,
