@@ -127,3 +127,7 @@ CREATE TABLE IF NOT EXISTS openivm_refresh_history (
 -- snapshot of the table, and its first capture, a diff): auto mode prices captures without it.
 -- 0 in rows made before it. Added after the first release.
 ALTER TABLE openivm_refresh_history ADD COLUMN IF NOT EXISTS setup_ms DOUBLE DEFAULT 0;
+
+-- The change source each table's changes came from in this refresh ('fact: trigger, dim: diff';
+-- empty for a recompute that captured nothing). Added later.
+ALTER TABLE openivm_refresh_history ADD COLUMN IF NOT EXISTS sources VARCHAR DEFAULT '';

@@ -535,6 +535,8 @@ pub(crate) fn finish(
         }
         Tracking::Keep => {}
     }
+    // The sources this refresh captured with, before a feed switches to its next one.
+    let sources = render::list(&p.inputs, ", ", |i| format!("{}: {}", i.feed.table.name, i.feed.kind.as_str()));
     for i in p.inputs.iter_mut() {
         let handoff = if i.round == InRound::Captured { Handoff::Round } else { Handoff::Log };
         feeds::commit(db, &mut i.feed, &i.fresh, Committer::Refreshing { book: &mut book, handoff })?;
@@ -576,6 +578,7 @@ pub(crate) fn finish(
         apply_ms,
         total_ms,
         setup_ms: p.setup_ms,
+        sources,
     };
     match round {
         Some(r) => r.refreshed.add(&history),

@@ -29,6 +29,8 @@ pub struct HistoryRow<'a> {
     pub total_ms: f64,
     /// Of `capture_ms`, the one-time work of starting trigger feeds.
     pub setup_ms: f64,
+    /// Each captured table and its change source, `t: source, ...` (empty: none captured).
+    pub sources: String,
 }
 
 impl<'a> HistoryRow<'a> {
@@ -46,12 +48,13 @@ impl<'a> HistoryRow<'a> {
             apply_ms,
             total_ms,
             setup_ms: 0.0,
+            sources: String::new(),
         }
     }
 }
 
 /// The parameters of `history_insert.sql` for one row.
-pub(crate) fn history_params(h: &HistoryRow) -> [String; 14] {
+pub(crate) fn history_params(h: &HistoryRow) -> [String; 15] {
     [
         h.view.name.clone(),
         h.view.schema.clone(),
@@ -67,6 +70,7 @@ pub(crate) fn history_params(h: &HistoryRow) -> [String; 14] {
         format!("{:.3}", h.apply_ms),
         format!("{:.3}", h.total_ms),
         format!("{:.3}", h.setup_ms),
+        h.sources.clone(),
     ]
 }
 
@@ -81,7 +85,7 @@ pub(crate) fn record_history(db: &dyn Sql, h: &HistoryRow) -> Result<()> {
 #[derive(Default)]
 pub struct Refreshed {
     /// Each refresh's history row, as `history_insert.sql`'s parameters (view, schema, ...).
-    history: Vec<[String; 14]>,
+    history: Vec<[String; 15]>,
 }
 
 impl Refreshed {

@@ -45,15 +45,15 @@ fn by_feed(values: impl IntoIterator<Item = (i64, String)>) -> String {
 /// History rows of several refreshes in one INSERT: each as the 14 parameters of
 /// `sql/capture/history_insert.sql` (view, schema, microseconds before the writing transaction,
 /// mode, reason, term counts, delta rows, capture / apply / total / setup ms), typed as there.
-pub fn history_rows(rows: &[[String; 14]]) -> String {
+pub fn history_rows(rows: &[[String; 15]]) -> String {
     let values = list(rows, ", ", |r| format!("({})", list(r.iter(), ", ", |v| literal(v))));
     format!(
         "INSERT INTO openivm_refresh_history (view_name, view_schema, started_at, mode, reason, terms_total, \
-         terms_fk_pruned, terms_empty_skipped, terms_run, delta_rows, capture_ms, apply_ms, total_ms, setup_ms) \
+         terms_fk_pruned, terms_empty_skipped, terms_run, delta_rows, capture_ms, apply_ms, total_ms, setup_ms, sources) \
          SELECT v0, v1, CAST(now() AS TIMESTAMP) - to_microseconds(CAST(v2 AS BIGINT)), \
          v3, v4, CAST(v5 AS INTEGER), CAST(v6 AS INTEGER), CAST(v7 AS INTEGER), CAST(v8 AS INTEGER), CAST(v9 AS BIGINT), \
-         CAST(v10 AS DOUBLE), CAST(v11 AS DOUBLE), CAST(v12 AS DOUBLE), CAST(v13 AS DOUBLE) \
-         FROM (VALUES {values}) v(v0, v1, v2, v3, v4, v5, v6, v7, v8, v9, v10, v11, v12, v13)"
+         CAST(v10 AS DOUBLE), CAST(v11 AS DOUBLE), CAST(v12 AS DOUBLE), CAST(v13 AS DOUBLE), v14 \
+         FROM (VALUES {values}) v(v0, v1, v2, v3, v4, v5, v6, v7, v8, v9, v10, v11, v12, v13, v14)"
     )
 }
 
