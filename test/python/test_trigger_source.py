@@ -3,6 +3,7 @@ connection, and writers running while views refresh lose nothing. Every refresh 
 a recompute. Skipped on DuckDB 1.5 (no triggers).
 """
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -86,6 +87,7 @@ class TriggerSourceTest(unittest.TestCase):
         con.execute("CALL openivm_refresh_all()")
         stop = threading.Event()
         errors = []
+        duckdb_defects = []
 
         def writer(n):
             w = con.cursor()
@@ -103,8 +105,16 @@ class TriggerSourceTest(unittest.TestCase):
                         w.execute(f"INSERT INTO t VALUES ({base + 9}, 1, 1, 'rolled back')")
                         w.execute("ROLLBACK")
                 except duckdb.Error as e:
-                    # only DuckDB's own write-write conflicts between the writers may fail a write
-                    if "onflict" not in str(e):
+                    # Only DuckDB's own failures may fail a write: write-write conflicts between the
+                    # writers, and, rarely on a loaded machine, DuckDB 2.0.1's read of t's storage
+                    # during a concurrent append ("Corrupted ... segment"; it shows without openivm:
+                    # test/differential/findings/duckdb201_concurrent_string_segment.py). The
+                    # failed statement wrote nothing, so the views must still be exact.
+                    if "onflict" in str(e):
+                        pass
+                    elif re.search(r"Corrupted .* segment", str(e)):
+                        duckdb_defects.append(str(e))
+                    else:
                         errors.append(str(e))
                 i += 1
 
@@ -122,6 +132,8 @@ class TriggerSourceTest(unittest.TestCase):
             for th in threads:
                 th.join()
         self.assertEqual(errors, [])
+        if duckdb_defects:
+            print(f"FINDING: DuckDB failed {len(duckdb_defects)} write(s): {duckdb_defects[0]}", file=sys.stderr)
         self.assertGreater(refreshes, 0)
         self.assertExact(con)
         # with the writers stopped, the refreshes took every row they logged

@@ -9,18 +9,21 @@ DataCorruptionException that reading t's storage raises:
   (seen in openivm's test: ... offset 16376 exceeds ... 16356, ... offset 2021161080 (0x78787878,
   the bytes 'xxxx' of t's initial note values) exceeds ... 8124, and
   Corrupted fixed-size segment: array count extends past the end of the segment)
-The offset reported is the segment's own dictionary end (or bytes of a neighbouring segment's
-strings): the reader indexes a segment's offset table before its first row, as a scan does that
-reads one segment's row count before a concurrent append fills it and then moves on to the next
-segment (compare duckdb issue 19570, "race condition between Append and Scan", fixed for 1.4 by
-PR 19571; no upstream issue matches this 2.0.1 shape). No write-write conflict is involved and the
-data are not damaged: the next statement reads the same rows fine.
-It is rare and needs a loaded machine: plain, it showed once in about 15 minutes of this loop on a
-shared 2-core machine (6 writers); openivm's test_writers_during_refreshes_lose_nothing, the same
-workload with refresh() as the consumer, failed 2 of 30 runs there under a load average of 5-20,
-and 0 of 15 longer runs when the load was lower. Not seen, in the time tried (150 s each), without
-the triggers, without the consumer, or with appends racing plain scans/UPDATEs of t and no trigger,
-which is too little to rule those out. Found 2026-12-07 in that openivm test.
+The offset reported equals the segment's own dictionary end (bytes 4-8 of its header), or is
+bytes of an earlier segment's strings: this looks like a reader indexing a segment's offset table
+before its first row, as a scan would that takes one segment's row count before a concurrent
+append fills it and then moves on to the next segment (a guess; compare duckdb issue 19570, "race
+condition between Append and Scan", fixed for 1.4 by PR 19571; no upstream issue matches this
+2.0.1 shape). No write-write conflict is involved; whether the stored data stay sound was not
+checked.
+It is rare and seems to need a loaded machine. Plain, it showed once (the 4088/3964 line above,
+6 writers, load average about 12) in roughly 40 minutes of such loops on a shared 2-core machine,
+and not in this script's own runs (2 x 240 s and 4 x 240 s processes); openivm's
+test_writers_during_refreshes_lose_nothing, the same workload with refresh() as the consumer,
+failed 2 of 30 runs there under a load average of 5-20, and 0 of 15 longer runs at lower load.
+Not seen, in the time tried (150 s each), without the triggers, without the consumer, or with
+appends racing plain scans/UPDATEs/DELETEs of t and no trigger, which is too little to rule
+those out. Found 2026-12-07 in that openivm test.
 Run: .venv-duckdb2/bin/python <this> [seconds=300] [writers=6] [processes=2]
 (prints each distinct error and how often; exits 0 either way, as it documents a DuckDB defect)"""
 import collections
