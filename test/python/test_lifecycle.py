@@ -60,8 +60,8 @@ class ReopenTest(unittest.TestCase):
         # the history (as an earlier version wrote it): the first refresh of the reopened file adds them.
         added = [("openivm", "cursors", "watermark"), ("openivm", "feeds", "batch_rows"),
                  ("openivm", "feeds", "batch_deletes"), ("openivm", "feeds", "batch_facts"),
-                 ("main", "openivm_refresh_history", "setup_ms")]
-        for dropped in ([added[0]], added[1:3], added[3:4], added[4:]):
+                 ("main", "openivm_refresh_history", "setup_ms"), ("main", "openivm_refresh_history", "sources")]
+        for dropped in ([added[0]], added[1:3], added[3:4], added[4:5], added[5:]):
             with tempfile.TemporaryDirectory() as d:
                 path = os.path.join(d, "db.duckdb")
                 con = connect(path)
