@@ -30,8 +30,12 @@ pub fn sources_of(db: &dyn Sql, cache: &mut Cache, name: &str) -> Result<String>
         return Ok(String::new());
     }
     let (_, c, _) = cache.compiled(db, name)?;
-    let named: Vec<String> =
-        c.tables.iter().zip(c.sources.iter().zip(&c.source_why)).map(|(t, (s, why))| format!("{}: {} ({})", t.name, s.as_str(), why.text())).collect();
+    let named: Vec<String> = c
+        .tables
+        .iter()
+        .zip(c.sources.iter().zip(&c.source_why))
+        .map(|(t, (s, why))| format!("{}: {} ({})", t.name, s.as_str(), why.text()))
+        .collect();
     Ok(named.join(", "))
 }
 

@@ -70,32 +70,26 @@ pub fn create_temp_table_as(name: &Qualified, select: &str) -> String {
 }
 
 /// Rows of a recompute (materialized in `recompute`, with `columns`) that the view lacks, and
-/// rows of the view the recompute lacks (multisets: duplicates count). With `by_bytes`, collated
-/// columns are compared by their bytes (`encode`). Otherwise each distinct row's copies are
-/// counted on both sides by a GROUP BY over their UNION ALL, which groups under the collation the
-/// view's columns carry, whichever side lost it: DuckDB 1.5.5's EXCEPT ALL compares collated
-/// values by their bytes unless its first operand is a collated column
-/// (test/differential/findings/duckdb155_setop_collation_by_bytes.py), so it gave different
-/// answers in its two directions.
+/// rows of the view the recompute lacks (multisets: duplicates count): each distinct row's copies
+/// are counted on both sides by a GROUP BY over their UNION ALL. With `by_bytes`, collated
+/// columns are compared by their bytes (`encode`); otherwise the GROUP BY groups under the
+/// collation the view's columns carry, whichever side lost it. (DuckDB 1.5.5's EXCEPT ALL
+/// compares collated values by their bytes unless its first operand is a collated column,
+/// test/differential/findings/duckdb155_setop_collation_by_bytes.py: it gave different answers
+/// in its two directions.)
 pub fn verify_counts(view: &Qualified, recompute: &Qualified, columns: &[ColumnDef], by_bytes: bool) -> String {
-    let v = view.sql();
-    let r = ident(&recompute.name);
-    if by_bytes && columns.iter().any(|c| c.collation.is_some()) {
-        let exact = list(columns, ", ", |c| match c.collation {
-            Some(_) => format!("encode({})", ident(&c.name)),
-            None => ident(&c.name),
-        });
-        return format!(
-            "SELECT (SELECT count(*) FROM (SELECT {exact} FROM {r} EXCEPT ALL SELECT {exact} FROM {v}))::BIGINT, \
-             (SELECT count(*) FROM (SELECT {exact} FROM {v} EXCEPT ALL SELECT {exact} FROM {r}))::BIGINT"
-        );
-    }
-    let cols = list(columns, ", ", |c| ident(&c.name));
+    let compared = list(columns, ", ", |c| match c.collation {
+        Some(_) if by_bytes => format!("encode({0}) AS {0}", ident(&c.name)),
+        _ => ident(&c.name),
+    });
+    let names = list(columns, ", ", |c| ident(&c.name));
     format!(
         "SELECT coalesce(sum(openivm_d) FILTER (WHERE openivm_d > 0), 0)::BIGINT, \
          coalesce(-sum(openivm_d) FILTER (WHERE openivm_d < 0), 0)::BIGINT \
-         FROM (SELECT sum(openivm_w) AS openivm_d FROM (SELECT {cols}, 1 AS openivm_w FROM {r} \
-         UNION ALL SELECT {cols}, -1 FROM {v}) GROUP BY {cols})"
+         FROM (SELECT sum(openivm_w) AS openivm_d FROM (SELECT {compared}, 1 AS openivm_w FROM {r} \
+         UNION ALL SELECT {compared}, -1 FROM {v}) GROUP BY {names})",
+        v = view.sql(),
+        r = ident(&recompute.name)
     )
 }
 

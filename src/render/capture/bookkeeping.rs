@@ -42,9 +42,10 @@ fn by_feed(values: impl IntoIterator<Item = (i64, String)>) -> String {
     format!("CASE feed_id {} END", list(values, " ", |(id, v)| format!("WHEN {id} THEN {v}")))
 }
 
-/// History rows of several refreshes in one INSERT: each as the 14 parameters of
+/// History rows of several refreshes in one INSERT: each as the 15 parameters of
 /// `sql/capture/history_insert.sql` (view, schema, microseconds before the writing transaction,
-/// mode, reason, term counts, delta rows, capture / apply / total / setup ms), typed as there.
+/// mode, reason, term counts, delta rows, capture / apply / total / setup ms, sources), typed as
+/// there.
 pub fn history_rows(rows: &[[String; 15]]) -> String {
     let values = list(rows, ", ", |r| format!("({})", list(r.iter(), ", ", |v| literal(v))));
     format!(
