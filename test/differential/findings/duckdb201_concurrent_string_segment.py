@@ -44,6 +44,14 @@ TRIGGERS = [
 ]
 
 
+def rollback(cursor):
+    """Ends a failed statement's transaction, if one is still open."""
+    try:
+        cursor.execute("ROLLBACK")
+    except duckdb.Error:
+        pass
+
+
 def one_round(writers, iterations, errors, counts):
     """A fresh in-memory database: `writers` threads of `iterations` writes each, one consumer."""
     con = duckdb.connect()
@@ -72,10 +80,7 @@ def one_round(writers, iterations, errors, counts):
                 counts["writes"] += 1
             except duckdb.Error as e:
                 errors[f"writer: {str(e)[:160]}"] += 1
-                try:
-                    w.execute("ROLLBACK")
-                except duckdb.Error:
-                    pass
+                rollback(w)
 
     def consumer():
         c = con.cursor()
@@ -91,10 +96,7 @@ def one_round(writers, iterations, errors, counts):
                 counts["consumes"] += 1
             except duckdb.Error as e:
                 errors[f"consumer: {str(e)[:160]}"] += 1
-                try:
-                    c.execute("ROLLBACK")
-                except duckdb.Error:
-                    pass
+                rollback(c)
 
     threads = [threading.Thread(target=writer, args=(n,)) for n in range(writers)]
     cons = threading.Thread(target=consumer)
