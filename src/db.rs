@@ -53,6 +53,10 @@ pub trait Sql {
     /// refresh just read them (`execute::cache::ddl_fingerprint`).
     fn catalog_seen(&self, _catalog: &str, _fingerprint: u64) {}
 
+    /// The call that used the connection ended: settings DuckDB holds for the whole database
+    /// that the connection changed for its own statements are put back.
+    fn call_ended(&self) {}
+
     fn execute_with(&self, sql: &str, params: &[&str]) -> Result<()> {
         self.query_with(sql, params).map(|_| ())
     }

@@ -14,6 +14,11 @@ pub fn use_database(catalog: &str) -> String {
     format!("USE {}.main", ident(catalog))
 }
 
+/// Sets the optimizers DuckDB skips: a setting of the whole database, not of one connection.
+pub fn set_disabled_optimizers(names: &[String]) -> String {
+    format!("SET disabled_optimizers = {}", literal(&names.join(",")))
+}
+
 /// A string literal.
 pub fn literal(s: &str) -> String {
     format!("'{}'", s.replace('\'', "''"))

@@ -105,10 +105,14 @@ pub(crate) fn avg_rule(keys: &[Expr], sets: bool, aggregates: &[Aggregate], j: u
 }
 
 /// AVG as DuckDB computes it. DuckDB 2 divides the sum cast to DOUBLE by the count. DuckDB 1.5:
-/// the exact (unscaled) integer sum divided by count · 10^scale in
-/// extended precision. Below 2^53 in magnitude (a range test, since abs() of HUGEINT's minimum
-/// overflows) both operands are exact doubles and one division rounds correctly; above, the integer quotient and the remainder are divided separately so that the
-/// sum is not rounded before the division.
+/// the exact (unscaled) integer sum divided by count · 10^scale in extended precision, which
+/// rounds as the exact quotient does. Below 2^53 in magnitude (a range test, since abs() of
+/// HUGEINT's minimum overflows), and at that minimum (-2^127), both operands are exact doubles
+/// and one division rounds correctly. Above, the sum is not rounded before the division: its magnitude's integer
+/// quotient q and remainder r are taken apart (DuckDB 1.5 casts a negative HUGEINT to DOUBLE
+/// inexactly, a positive one exactly). From q = 2^53 on, every rounding midpoint is an even
+/// integer, so q + r/d rounds as the integer 2q + sign(r) does, halved; below, q is exact and
+/// r/d adds the fraction.
 ///
 /// A DECIMAL(38,s) sum may exceed 38 digits (DuckDB's SUM lets it), and `sum * 10^s` overflows
 /// long before: the unscaled sum is therefore built from the integer part and the fraction
@@ -133,9 +137,12 @@ pub(crate) fn exact_average(sum: &str, nn: &str, kind: SumKind, rule: AvgRule) -
         }
         _ => return format!("CASE WHEN {nn} = 0 THEN NULL ELSE {double} END"),
     };
+    let (q, r) = (format!("abs({u}) // {d}"), format!("abs({u}) % {d}"));
     format!(
-        "CASE WHEN {nn} = 0 THEN NULL {guard}WHEN {u} BETWEEN -9007199254740991 AND 9007199254740991 THEN CAST({u} AS DOUBLE) / CAST({d} AS DOUBLE) \
-         ELSE CAST({u} // {d} AS DOUBLE) + CAST({u} % {d} AS DOUBLE) / CAST({d} AS DOUBLE) END"
+        "CASE WHEN {nn} = 0 THEN NULL {guard}WHEN {u} BETWEEN -9007199254740991 AND 9007199254740991 \
+         OR {u} = -170141183460469231731687303715884105728 THEN CAST({u} AS DOUBLE) / CAST({d} AS DOUBLE) \
+         ELSE sign({u}) * CASE WHEN {q} >= 9007199254740992 THEN CAST(2 * ({q}) + sign({r}) AS DOUBLE) / 2 \
+         ELSE CAST({q} AS DOUBLE) + CAST({r} AS DOUBLE) / CAST({d} AS DOUBLE) END END"
     )
 }
 

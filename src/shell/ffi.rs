@@ -27,8 +27,18 @@ pub struct Connection {
     kept: std::cell::RefCell<std::collections::HashMap<(String, String, u32), ffi::duckdb_prepared_statement>>,
     /// The default database as `use_database` last set it ('' until then: the one of LOAD).
     database: std::cell::RefCell<String>,
-    /// The optimizers that use statistics are off on this connection (since a kept plan ran).
+    /// The optimizers of `NO_STATISTICS` are off (since a kept plan ran). DuckDB holds
+    /// `disabled_optimizers` for the whole database, so every other connection plans without
+    /// them meanwhile: they are turned on again before a statement planned once and at the end
+    /// of every call (`Sql::call_ended`).
     statistics_off: std::cell::Cell<bool>,
+    /// The host plans a prepared statement that reads a table again at every run, with the
+    /// rows' statistics of that run (DuckDB 2.0: its optimizers may use the rows), so no
+    /// optimizer need be turned off (see `NO_STATISTICS`).
+    replans_reads: std::cell::Cell<bool>,
+    /// The optimizers the user turned off, read at the call's first kept plan: openivm's
+    /// statements skip them too, and they are what `disabled_optimizers` goes back to.
+    users_disabled: std::cell::RefCell<Option<Vec<String>>>,
     /// Per database (lower case): the fingerprint of its tables and views last seen
     /// (`Sql::catalog_seen`).
     catalogs_seen: std::cell::RefCell<std::collections::HashMap<String, u64>>,
@@ -43,10 +53,10 @@ const KEPT_PLANS: usize = 64;
 /// values to the ranges seen; a join's pushed-down filter keeps the key range of the build side
 /// of an earlier run of the same prepared statement; the row-group pruner skips row groups by
 /// their statistics). A plan that outlives its data must be made and run without them
-/// (test/sql/chains/kept_plan_ranges.test).
-const NO_STATISTICS: &str =
-    "SET disabled_optimizers = 'statistics_propagation,compressed_materialization,join_filter_pushdown,row_group_pruner'";
-const STATISTICS_AGAIN: &CStr = c"RESET disabled_optimizers";
+/// (test/sql/chains/kept_plan_ranges.test). DuckDB 2.0 plans a prepared statement that reads a
+/// table again at every run, so there no plan outlives its data (`replans_reads`).
+const NO_STATISTICS: [&str; 4] =
+    ["statistics_propagation", "compressed_materialization", "join_filter_pushdown", "row_group_pruner"];
 
 /// How a statement is planned.
 #[derive(Clone, Copy)]
@@ -57,6 +67,9 @@ enum Planning {
     Parameterized,
     /// Generated SQL without parameters whose plan is kept under this size class.
     Kept(u32),
+    /// Fixed SQL without parameters that reads no table: prepared once, planned with every
+    /// optimizer (there are no rows whose statistics a plan could keep).
+    ReadsNoTable,
 }
 
 // SAFETY: a duckdb_connection is not tied to the thread that made it; access is serialized by
@@ -80,8 +93,22 @@ impl Connection {
             kept: Default::default(),
             database: Default::default(),
             statistics_off: Default::default(),
+            users_disabled: Default::default(),
+            replans_reads: Default::default(),
             catalogs_seen: Default::default(),
         })
+    }
+
+    /// Runs fixed SQL without parameters that reads no table (a system function), prepared
+    /// once; it leaves the database's settings alone (see `statistics_off`).
+    pub fn query_reading_no_table(&self, sql: &str) -> Result<Vec<Row>> {
+        self.traced(sql, &[], Planning::ReadsNoTable)
+    }
+
+    /// Tells the connection that its host plans a prepared statement that reads a table again
+    /// at every run (DuckDB 2.0).
+    pub fn host_replans_reads(&self) {
+        self.replans_reads.set(true);
     }
 
     pub fn raw(&self) -> ffi::duckdb_connection {
@@ -141,26 +168,61 @@ impl Connection {
     }
 
     /// Turns the optimizers of `NO_STATISTICS` off for a statement that is prepared once and run
-    /// again (DuckDB also plans it again with the settings of the run after a catalog change).
+    /// again (DuckDB also plans it again with the settings of the run after a catalog change),
+    /// besides those the user turned off.
     fn statistics_optimizers_off(&self) -> Result<()> {
-        if !self.statistics_off.get() {
-            self.run(NO_STATISTICS, &[], Planning::Once)?;
-            self.statistics_off.set(true);
+        if self.statistics_off.get() || self.replans_reads.get() {
+            return Ok(());
         }
+        let mut off = self.users_disabled()?;
+        for o in NO_STATISTICS {
+            if !off.iter().any(|u| u == o) {
+                off.push(o.to_string());
+            }
+        }
+        self.run_once(&crate::render::set_disabled_optimizers(&off))?;
+        self.statistics_off.set(true);
         Ok(())
     }
 
+    /// The optimizers the user turned off, read once per call.
+    fn users_disabled(&self) -> Result<Vec<String>> {
+        if let Some(users) = self.users_disabled.borrow().as_ref() {
+            return Ok(users.clone());
+        }
+        let rows = self.run_once(crate::sql::shell::DISABLED_OPTIMIZERS.text)?;
+        let value = rows.first().and_then(|r| r.first().cloned().flatten()).unwrap_or_default();
+        let users: Vec<String> =
+            value.split(',').map(str::trim).filter(|o| !o.is_empty()).map(str::to_string).collect();
+        *self.users_disabled.borrow_mut() = Some(users.clone());
+        Ok(users)
+    }
+
+    /// Puts `disabled_optimizers` back to the user's value. In a transaction a failed statement
+    /// aborted, SET fails too; the next statement tries again (meanwhile statements are planned
+    /// without those optimizers: slower at worst).
+    fn statistics_optimizers_on(&self) {
+        if !self.statistics_off.get() {
+            return;
+        }
+        let users = self.users_disabled.borrow().clone().unwrap_or_default();
+        if self.run_once(&crate::render::set_disabled_optimizers(&users)).is_ok() {
+            self.statistics_off.set(false);
+        }
+    }
+
+    /// Runs `sql` planned for this one run.
+    fn run_once(&self, sql: &str) -> Result<Vec<Row>> {
+        let c_sql = CString::new(sql).map_err(|_| Error::Internal("SQL text contains a NUL byte".into()))?;
+        let mut result: ffi::duckdb_result = unsafe { std::mem::zeroed() };
+        let state = unsafe { ffi::duckdb_query(self.raw, c_sql.as_ptr(), &mut result) };
+        outcome(state, &mut result, sql)
+    }
+
     fn run(&self, sql: &str, params: &[&str], planning: Planning) -> Result<Vec<Row>> {
-        if self.statistics_off.get() && matches!(planning, Planning::Once) {
-            // After a kept plan: the optimizers again, for this statement and those after. In a
-            // transaction a failed statement aborted, SET fails too; the next statement tries
-            // again (meanwhile statements are planned without them: slower at worst).
-            let mut result: ffi::duckdb_result = unsafe { std::mem::zeroed() };
-            let state = unsafe { ffi::duckdb_query(self.raw, STATISTICS_AGAIN.as_ptr(), &mut result) };
-            unsafe { ffi::duckdb_destroy_result(&mut result) };
-            if state == ffi::duckdb_state_DuckDBSuccess {
-                self.statistics_off.set(false);
-            }
+        if matches!(planning, Planning::Once) {
+            // After a kept plan: the optimizers again, for this statement and those after.
+            self.statistics_optimizers_on();
         }
         let c_sql = CString::new(sql).map_err(|_| Error::Internal("SQL text contains a NUL byte".into()))?;
         let mut result: ffi::duckdb_result = unsafe { std::mem::zeroed() };
@@ -173,6 +235,10 @@ impl Connection {
                 // value range) and give wrong results once the tables hold other rows.
                 self.statistics_optimizers_off()?;
                 let stmt = self.kept_statement(sql, &c_sql, class)?;
+                unsafe { ffi::duckdb_execute_prepared(stmt, &mut result) }
+            }
+            Planning::ReadsNoTable => {
+                let stmt = self.prepared_statement(sql, &c_sql)?;
                 unsafe { ffi::duckdb_execute_prepared(stmt, &mut result) }
             }
             Planning::Parameterized => {
@@ -190,24 +256,30 @@ impl Connection {
                 }
             }
         };
-        let outcome = if state == ffi::duckdb_state_DuckDBSuccess {
-            let mut rows = Vec::new();
-            read_rows(&mut result, &mut rows).map(|()| rows)
-        } else {
-            let message = unsafe { text_or(ffi::duckdb_result_error(&mut result), "unknown error") };
-            let kind = match unsafe { ffi::duckdb_result_error_type(&mut result) } {
-                ffi::duckdb_error_type_DUCKDB_ERROR_CONVERSION => SqlErrorKind::Conversion,
-                ffi::duckdb_error_type_DUCKDB_ERROR_CATALOG => SqlErrorKind::Catalog,
-                _ => SqlErrorKind::Other,
-            };
-            Err(Error::Sql { message, sql: sql.to_string(), kind })
-        };
-        unsafe { ffi::duckdb_destroy_result(&mut result) };
+        let outcome = outcome(state, &mut result, sql);
         if let (Planning::Kept(class), Err(_)) = (planning, &outcome) {
             self.forget_kept(sql, class);
         }
         outcome
     }
+}
+
+/// The rows of a finished statement, or its error; destroys the result.
+fn outcome(state: ffi::duckdb_state, result: &mut ffi::duckdb_result, sql: &str) -> Result<Vec<Row>> {
+    let outcome = if state == ffi::duckdb_state_DuckDBSuccess {
+        let mut rows = Vec::new();
+        read_rows(result, &mut rows).map(|()| rows)
+    } else {
+        let message = unsafe { text_or(ffi::duckdb_result_error(result), "unknown error") };
+        let kind = match unsafe { ffi::duckdb_result_error_type(result) } {
+            ffi::duckdb_error_type_DUCKDB_ERROR_CONVERSION => SqlErrorKind::Conversion,
+            ffi::duckdb_error_type_DUCKDB_ERROR_CATALOG => SqlErrorKind::Catalog,
+            _ => SqlErrorKind::Other,
+        };
+        Err(Error::Sql { message, sql: sql.to_string(), kind })
+    };
+    unsafe { ffi::duckdb_destroy_result(result) };
+    outcome
 }
 
 unsafe fn text_or(p: *const std::os::raw::c_char, fallback: &str) -> String {
@@ -301,6 +373,14 @@ impl Sql for Connection {
 
     fn query_fixed(&self, sql: &str, params: &[&str]) -> Result<Vec<Row>> {
         self.traced(sql, params, Planning::Parameterized)
+    }
+
+    fn call_ended(&self) {
+        self.statistics_optimizers_on();
+        if !self.statistics_off.get() {
+            // The user may change the setting before the next call.
+            *self.users_disabled.borrow_mut() = None;
+        }
     }
 
     fn execute_reusing_plan(&self, sql: &str, class: u32) -> Result<()> {

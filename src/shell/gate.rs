@@ -229,15 +229,16 @@ impl<C: Sql + Send> Gate<C> {
 
     fn release(&self) {
         let tx_open = lock(&self.state).tx_open;
-        if tx_open {
-            // Best effort, and never a panic out of a drop: the transaction must not outlive
-            // the call that opened it.
-            let _ = catch_unwind(AssertUnwindSafe(|| {
-                if let Some(c) = lock(&self.conn).as_ref() {
+        // Best effort, and never a panic out of a drop: the transaction must not outlive the
+        // call that opened it, nor the call's settings.
+        let _ = catch_unwind(AssertUnwindSafe(|| {
+            if let Some(c) = lock(&self.conn).as_ref() {
+                if tx_open {
                     let _ = c.execute("ROLLBACK");
                 }
-            }));
-        }
+                c.call_ended();
+            }
+        }));
         let mut st = lock(&self.state);
         st.tx_open = false;
         st.defer_commit = false;
@@ -367,6 +368,10 @@ pub fn with_lease_deferred<C: Sql + Send, T>(
         drop(lease);
         return Ok((value, None));
     }
+    drop(st);
+    // Parked, the call is over for the database's other connections.
+    let _ = catch_unwind(AssertUnwindSafe(|| lease.with_conn(|c| c.map(Sql::call_ended))));
+    let mut st = lock(&gate.state);
     let ticket = st.next_ticket;
     st.next_ticket += 1;
     let outcome: Arc<Outcome> = Arc::new(Outcome::default());
@@ -464,6 +469,8 @@ pub mod tests {
         pub log: Mutex<Vec<String>>,
         pub panic_on: Option<&'static str>,
         pub sleep_on: Option<(&'static str, Duration)>,
+        /// How many times a call ended on it (`Sql::call_ended`).
+        pub ended: Mutex<usize>,
     }
 
     impl Sql for Fake {
@@ -485,6 +492,10 @@ pub mod tests {
 
         fn use_database(&self, catalog: &str) -> Result<()> {
             self.execute(&crate::render::use_database(catalog))
+        }
+
+        fn call_ended(&self) {
+            *lock(&self.ended) += 1;
         }
     }
 
@@ -617,6 +628,20 @@ pub mod tests {
         assert!(g.try_acquire().is_none(), "a parked gate is not free");
         parked.commit().unwrap();
         assert_eq!(log(&g), vec!["BEGIN", "W", "COMMIT"]);
+    }
+
+    #[test]
+    fn the_connection_is_told_of_every_end_of_a_call() {
+        let g = Arc::new(Gate::new(Fake::default(), LONG));
+        let ended = || *lock(&lock(&g.conn).as_ref().expect("connection").ended);
+        with_lease(&g, |db| db.execute("A")).unwrap();
+        assert!(with_lease(&g, |db| db.execute("FAIL")).is_err());
+        assert_eq!(ended(), 2);
+        // Parked, a call is over for the database's other connections; its commit ends it again.
+        let (_, parked) = deferred(&g, &["BEGIN", "W", "COMMIT"]).unwrap();
+        assert_eq!(ended(), 3);
+        parked.expect("parked").commit().unwrap();
+        assert_eq!(ended(), 4);
     }
 
     #[test]

@@ -191,8 +191,7 @@ impl Instance {
         let Some(lease) = self.gate.try_acquire() else {
             return false;
         };
-        let alone =
-            lease.with_conn(|conn| conn.map(|conn| CONNECTION_COUNT.scalar_int(conn, []).ok().is_some_and(|n| n <= 1)));
+        let alone = lease.with_conn(|conn| conn.map(|conn| connection_count(conn).is_ok_and(|n| n <= 1)));
         match alone {
             None => true,
             Some(false) => false,
@@ -205,4 +204,9 @@ impl Instance {
             }
         }
     }
+}
+
+/// The database's open connections (a poll changes no setting of the database, shell/ffi.rs).
+fn connection_count(conn: &Connection) -> Result<i64> {
+    crate::db::first_int(&conn.query_reading_no_table(CONNECTION_COUNT.text)?, CONNECTION_COUNT.text)
 }

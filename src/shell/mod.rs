@@ -34,6 +34,9 @@ unsafe fn load(info: sys::duckdb_extension_info, access: *const sys::duckdb_exte
     let raw = conn.raw();
     if let Some((major, _, _)) = options::host_version() {
         crate::render::set_host_major(major);
+        if major >= 2 {
+            conn.host_replans_reads();
+        }
     }
     let has_options = options::host_has_options();
     if has_options {
