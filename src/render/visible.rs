@@ -108,11 +108,11 @@ pub(crate) fn avg_rule(keys: &[Expr], sets: bool, aggregates: &[Aggregate], j: u
 /// the exact (unscaled) integer sum divided by count · 10^scale in extended precision, which
 /// rounds as the exact quotient does. Below 2^53 in magnitude (a range test, since abs() of
 /// HUGEINT's minimum overflows), and at that minimum (-2^127), both operands are exact doubles
-/// and one division rounds correctly. Above, the sum is not rounded before the division: its magnitude's integer
-/// quotient q and remainder r are taken apart (DuckDB 1.5 casts a negative HUGEINT to DOUBLE
-/// inexactly, a positive one exactly). From q = 2^53 on, every rounding midpoint is an even
-/// integer, so q + r/d rounds as the integer 2q + sign(r) does, halved; below, q is exact and
-/// r/d adds the fraction.
+/// and one division rounds correctly. Above, the sum is not rounded before the division: its
+/// magnitude's integer quotient q and remainder r are taken apart (DuckDB 1.5 casts a negative
+/// HUGEINT to DOUBLE inexactly, a positive one exactly). From q = 2^53 on, every rounding
+/// midpoint is an even integer, so q + r/d rounds as the integer 2q + sign(r) does, halved;
+/// below, q is exact and r/d adds the fraction.
 ///
 /// A DECIMAL(38,s) sum may exceed 38 digits (DuckDB's SUM lets it), and `sum * 10^s` overflows
 /// long before: the unscaled sum is therefore built from the integer part and the fraction
