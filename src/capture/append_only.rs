@@ -209,6 +209,7 @@ fn finish_read(
         net: None,
         took_pending: feed.pending_rows > 0,
         logged,
+        unstamped: false,
         facts: None,
     })
 }

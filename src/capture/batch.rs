@@ -81,6 +81,9 @@ pub struct Fresh {
     pub took_pending: bool,
     /// Rows of the batch that came from the open batch: they are in the log already.
     pub logged: u64,
+    /// The batch is the trigger log's unstamped rows, read where they lie (`delta` is the log):
+    /// the commit deletes them, or stamps them as the batch when another view needs it.
+    pub unstamped: bool,
     /// What this refresh's key checks found about the batch, recorded as the feed's batch facts
     /// if the commit logs the whole batch.
     pub facts: Option<BatchFacts>,

@@ -62,6 +62,7 @@ pub fn capture(db: &dyn Sql, feed: &Feed, name: &str, size_now: i64) -> Result<F
         net: Some(net),
         took_pending: false,
         logged: 0,
+        unstamped: false,
         facts: None,
     })
 }

@@ -242,6 +242,7 @@ impl Feed {
             net: None,
             took_pending: false,
             logged: 0,
+            unstamped: false,
             facts: None,
         }
     }

@@ -507,6 +507,9 @@ pub fn commit(db: &dyn Sql, feed: &mut Feed, fresh: &Fresh, committer: Committer
                 feed.logged(&fresh.stats);
                 // The log holds the whole batch: what this refresh's checks found holds for it.
                 feed.batch_facts = fresh.facts.clone().map(|f| BatchFacts { seq: feed.seq, ..f });
+            } else if fresh.unstamped {
+                // Read where they lie by the only view that needs them.
+                db.execute(&render::trigger::drop_unstamped(&feed.log()))?;
             } else if fresh.logged > 0 {
                 // The log holds part of the batch: its counts are not the batch's.
                 feed.batch_rows = -1;
@@ -597,9 +600,12 @@ fn add_cursor(db: &dyn Sql, feed: &mut Feed, schema: &str, view: &str, seq: i64)
 }
 
 /// Appends the rows of a fresh batch `seq` that are not in the log yet (those from the open
-/// batch are, and the caller counted them) to the log.
+/// batch are, and the caller counted them) to the log; a batch of unstamped rows, read where
+/// they lie, is stamped.
 fn append_rest(db: &dyn Sql, feed: &mut Feed, delta: &Qualified, fresh: &Fresh, seq: i64) -> Result<()> {
-    if fresh.stats.rows > fresh.logged {
+    if fresh.unstamped {
+        db.execute(&render::trigger::stamp(&feed.log(), seq))?;
+    } else if fresh.stats.rows > fresh.logged {
         db.execute(&sql::append_log(&feed.log(), delta, &feed.columns, seq, fresh.logged > 0))?;
     }
     feed.log_rows += fresh.stats.rows as i64 - fresh.logged as i64;

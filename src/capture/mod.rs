@@ -126,6 +126,7 @@ pub fn rebaseline(db: &dyn Sql, feed: &feeds::Feed, size_now: i64) -> Result<Opt
         net: None,
         took_pending: false,
         logged: 0,
+        unstamped: false,
         facts: None,
     }))
 }

@@ -44,6 +44,7 @@ pub fn capture(db: &dyn Sql, feed: &Feed, name: &str, size_now: i64) -> Result<F
         net: None,
         took_pending: feed.pending_rows > 0,
         logged,
+        unstamped: false,
         facts: None,
     })
 }

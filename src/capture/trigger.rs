@@ -98,7 +98,7 @@ pub fn uninstall(db: &dyn Sql, feed: &Feed) -> Result<()> {
 /// What a row of `sql::inspect` tells.
 #[derive(PartialEq, Eq)]
 enum Found {
-    /// A feed's unstamped log rows (a) and how many of them delete (b).
+    /// A feed's unstamped log rows (a), how many of them delete (b), and its stamped rows (c).
     Stats,
     /// A trigger (a: name, b: text) a feed's registry records.
     Recorded,
@@ -112,6 +112,7 @@ struct InspectRow {
     feed: Option<i64>,
     a: Option<String>,
     b: Option<String>,
+    c: Option<String>,
     table: Option<TableId>,
 }
 
@@ -122,6 +123,7 @@ typed_row! {
         feed: Option<i64>,
         a: Option<String>,
         b: Option<String>,
+        c: Option<String>,
         catalog: Option<String>,
         schema: Option<String>,
         name: Option<String>,
@@ -141,7 +143,7 @@ impl FromRow for InspectRow {
             "present" => Found::Present,
             other => return Err(Error::Internal(format!("an unknown trigger inspection row '{other}'"))),
         };
-        Ok(InspectRow { kind, feed: r.feed, a: r.a, b: r.b, table })
+        Ok(InspectRow { kind, feed: r.feed, a: r.a, b: r.b, c: r.c, table })
     }
 }
 
@@ -150,6 +152,8 @@ impl FromRow for InspectRow {
 #[derive(Clone, Debug, Default)]
 pub struct Inspection {
     raw: DeltaStats,
+    /// Rows of logged batches the log holds besides.
+    stamped: u64,
     missing: Vec<String>,
     recorded: usize,
 }
@@ -174,7 +178,10 @@ pub fn inspect(db: &dyn Sql, feeds: &[&Feed]) -> Result<HashMap<i64, Inspection>
         let mut seen = Inspection::default();
         for r in rows.iter().filter(|r| r.feed == Some(f.id)) {
             match r.kind {
-                Found::Stats => seen.raw = DeltaStats { rows: count(&r.a)?, deletes: count(&r.b)? },
+                Found::Stats => {
+                    seen.raw = DeltaStats { rows: count(&r.a)?, deletes: count(&r.b)? };
+                    seen.stamped = count(&r.c)?;
+                }
                 Found::Recorded => {
                     seen.recorded += 1;
                     let present = rows.iter().any(|p| {
@@ -213,19 +220,27 @@ fn check(feed: &Feed, seen: &Inspection) -> Result<()> {
 }
 
 /// Captures the feed's batch: while installing, a diff of the table (whose unstamped log rows it
-/// holds, so they are dropped); else the log's unstamped rows. Rows that only insert are stamped
-/// as the next batch and taken where they lie. A batch that deletes is netted first (into a
-/// temp table, its raw rows deleted from the log): a row inserted and deleted again, or an
-/// update of columns no view reads, leaves nothing, so no term evaluates the view's expressions
-/// on rows the table never held at a refresh (a cast that fails on them), and a referenced
-/// table whose keys did not change keeps its terms prunable.
+/// holds, so they are dropped); else the log's unstamped rows. A feed one view reads, whose log
+/// holds nothing else, has the log itself as its delta: no copy, and the commit deletes the rows
+/// (a statement that costs what the trim of a batch costs). With other views, rows that only
+/// insert are stamped as the next batch and taken where they lie, and a batch that deletes is
+/// netted (into a temp table, its raw rows deleted from the log, the net rows logged for the
+/// others): stamping rows the commit may delete makes the commit write both.
 pub fn capture(db: &dyn Sql, feed: &Feed, name: &str, size_now: i64) -> Result<Fresh> {
     let seen = inspect(db, &[feed])?.remove(&feed.id).unwrap_or_default();
-    capture_inspected(db, feed, name, size_now, &seen)
+    capture_inspected(db, feed, name, size_now, &seen, false)
 }
 
-/// `capture`, the feed inspected already (by one statement for all the feeds of a refresh).
-pub fn capture_inspected(db: &dyn Sql, feed: &Feed, name: &str, size_now: i64, seen: &Inspection) -> Result<Fresh> {
+/// `capture`, the feed inspected already (by one statement for all the feeds of a refresh);
+/// `net`: a batch with deletes is netted even where one view reads it.
+pub fn capture_inspected(
+    db: &dyn Sql,
+    feed: &Feed,
+    name: &str,
+    size_now: i64,
+    seen: &Inspection,
+    net: bool,
+) -> Result<Fresh> {
     check(feed, seen)?;
     let log = feed.log();
     let raw = seen.raw.clone();
@@ -256,6 +271,7 @@ pub fn capture_inspected(db: &dyn Sql, feed: &Feed, name: &str, size_now: i64, s
     let fresh = |delta, stats, took_pending, logged| Fresh {
         delta,
         stats,
+        unstamped: false,
         watermark: None,
         row_count: feed.row_count,
         size_seen: size_now,
@@ -266,6 +282,11 @@ pub fn capture_inspected(db: &dyn Sql, feed: &Feed, name: &str, size_now: i64, s
     };
     if raw.rows == 0 {
         return Ok(fresh(None, raw, false, 0));
+    }
+    // The log holds nothing but the batch, which no other view reads: the delta is the log
+    // itself, its rows used as they are (a signed multiset), deleted or stamped at the commit.
+    if !(net && raw.deletes > 0) && seen.stamped == 0 && feed.pending_rows == 0 && feed.reader.consumers == 1 {
+        return Ok(Fresh { unstamped: true, ..fresh(Some(log), raw, false, 0) });
     }
     if raw.deletes == 0 {
         let open = feed.open_batch();

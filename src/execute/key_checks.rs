@@ -19,15 +19,20 @@ use crate::render::{self, Qualified};
 /// rule trusts it for inserted keys (docs/fk-aware-pruning.md).
 pub const REFERENCE_CHECK_MAX_ROWS: i64 = 1_000_000;
 
-/// Replaces a delta taken from the log without netting (`Input::unnetted`) by its net change on
-/// the view's columns, in a temp table of its own (`name`; none when nothing is left).
+/// Replaces a delta taken from the log without netting (`Input::unnetted`: logged batches after
+/// the view's cursor, or a trigger log's unstamped rows) by its net change on the view's
+/// columns, in a temp table of its own (`name`; none when nothing is left).
 pub(crate) fn net_delta(
     db: &dyn Sql,
     input: &mut Input,
     columns: &[crate::ir::ColumnDef],
     name: &Qualified,
 ) -> Result<()> {
-    let parts = [render::capture::log_after(&input.feed.log(), columns, input.feed.reader.cursor, input.feed.seq)];
+    let log = input.feed.log();
+    let parts = [match input.fresh.unstamped {
+        true => render::trigger::unstamped(&log, columns),
+        false => render::capture::log_after(&log, columns, input.feed.reader.cursor, input.feed.seq),
+    }];
     let stats = capture::netted_delta(db, name, &parts, columns)?;
     input.delta = (stats.rows > 0).then(|| name.clone());
     input.stats = stats;

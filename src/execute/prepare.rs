@@ -136,7 +136,8 @@ pub(crate) fn first_transaction(db: &dyn Sql, cache: &mut Cache, name: &str, opt
             )?,
         };
         let bounded = capture::bounded_state(&feed, &fresh);
-        inputs[k] = Some(Input { unnetted: unnetted.contains(&j), ..Input::new(feed, fresh, delta, bounded, None) });
+        let input = Input { unnetted: unnetted.contains(&j), ..Input::new(feed, fresh, delta, bounded, None) };
+        inputs[k] = Some(input.parent(parents[k]));
     }
     // Where the only rows are in logs taken without netting, netting decides whether there is
     // anything to do at all (an update of a column the view does not read is nothing).
@@ -156,7 +157,18 @@ pub(crate) fn first_transaction(db: &dyn Sql, cache: &mut Cache, name: &str, opt
     if nothing {
         return Ok(First::NothingToDo { c });
     }
-    Ok(First::Go(Go { key, c, sizes, inputs, requested, pruning, feeds: Some((feeds, readers)), full_first }))
+    let net_batches = opts.net_batches;
+    Ok(First::Go(Go {
+        key,
+        c,
+        sizes,
+        inputs,
+        requested,
+        pruning,
+        feeds: Some((feeds, readers)),
+        full_first,
+        net_batches,
+    }))
 }
 
 /// Auto's choice before capture for a view with DuckLake tables only it reads whose pending
@@ -191,7 +203,8 @@ pub(crate) fn second_transaction(
     capture_started: Instant,
     mut round: Option<&mut Round>,
 ) -> Result<Prepared> {
-    let Go { key, c, sizes, inputs: mut captured, requested, pruning, feeds: known_feeds, full_first } = go;
+    let Go { key, c, sizes, inputs: mut captured, requested, pruning, feeds: known_feeds, full_first, net_batches } =
+        go;
     let t2_started = Instant::now();
     let at = c.view.at.clone();
     // The feeds cannot change between the two transactions of one refresh (only openivm writes
@@ -345,7 +358,7 @@ pub(crate) fn second_transaction(
             let capture_started = Instant::now();
             let captured = match inspected.get(&feed.id) {
                 Some(seen) if feed.kind == SourceKind::Trigger => {
-                    capture::trigger::capture_inspected(db, &feed, &fresh_name, sizes[k], seen)
+                    capture::trigger::capture_inspected(db, &feed, &fresh_name, sizes[k], seen, net_batches)
                 }
                 _ => capture::capture(db, &feed, &fresh_name, sizes[k]),
             };
@@ -390,7 +403,7 @@ pub(crate) fn second_transaction(
             false => InRound::Alone,
         };
         let bounded = capture::lake_state(&feed, &fresh);
-        inputs.push(Input { round, ..Input::new(feed, fresh, (delta, stats), bounded, switch_to) });
+        inputs.push(Input { round, ..Input::new(feed, fresh, (delta, stats), bounded, switch_to) }.parent(parents[k]));
     }
     let capture_ms = elapsed_ms(capture_started);
     let mut shapes: Vec<DeltaShape> = c.leaf_table.iter().map(|&k| inputs[k].stats.shape()).collect();

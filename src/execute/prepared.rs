@@ -23,6 +23,8 @@ pub const COMBINE_ABOVE: usize = 15;
 pub struct Options {
     pub fk_pruning: Option<bool>,
     pub mode: Option<Requested>,
+    /// Net every trigger batch with deletes before the terms read it (`refresh::netting_on_error`).
+    pub net_batches: bool,
 }
 
 /// One table of a refresh: its feed, what was captured, and the view's delta of it.
@@ -52,6 +54,15 @@ impl Input {
         switch_to: Option<SourceKind>,
     ) -> Input {
         Input { feed, fresh, delta, stats, bounded, switch_to, round: InRound::Alone, unnetted: false }
+    }
+
+    /// Marks the delta of a `parent` (a table pruning may skip) unnetted when it is the trigger
+    /// log's unstamped rows with deletes, taken as they are: an update of a column the view does
+    /// not read is a -1 and a +1 of one key there, which fails the key check until netted.
+    pub(crate) fn parent(self, parent: bool) -> Input {
+        let unnetted = self.unnetted
+            || (parent && self.fresh.unstamped && self.delta == self.fresh.delta && self.stats.deletes > 0);
+        Input { unnetted, ..self }
     }
 
     /// Whether the terms read this table's delta from a temp table made in this refresh (its
@@ -128,6 +139,7 @@ pub(crate) struct Go {
     pub(crate) feeds: Option<(Vec<Feed>, Vec<Feed>)>,
     /// A recompute decided before capture, and why (`mode::full_before_capture`).
     pub(crate) full_first: Option<String>,
+    pub(crate) net_batches: bool,
 }
 
 impl Go {

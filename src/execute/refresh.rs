@@ -57,7 +57,7 @@ pub fn refresh_all(db: &dyn Sql, cache: &mut Cache, opts: Options, on_error: OnE
             failed.iter().map(|r| ViewAt { schema: r.schema.clone(), name: r.view.clone() }).collect();
         let outcome = super::widen::retrying_at(db, cache, |cache| {
             let mut at = None;
-            round_of_all(db, cache, opts, &skipped, &mut at).map_err(|e| (e, at))
+            netting_on_error(opts, |opts| round_of_all(db, cache, opts, &skipped, &mut at)).map_err(|e| (e, at))
         });
         match outcome {
             Ok(mut done) => {
@@ -134,7 +134,8 @@ fn round_of_all(
             let requested = requested_mode(&settings, &opts);
             let pruning = opts.fk_pruning.unwrap_or(settings.fk_pruning);
             let inputs = (0..c.tables.len()).map(|_| None).collect();
-            let go = Go { key, c, sizes, inputs, requested, pruning, feeds: None, full_first: None };
+            let net_batches = opts.net_batches;
+            let go = Go { key, c, sizes, inputs, requested, pruning, feeds: None, full_first: None, net_batches };
             let p = second_transaction(db, go, started, Some(&mut round))?;
             let (p, counts, total_ms) = finish(db, cache, p, started, Some(&mut round))?;
             done.push((p.key.clone(), p.mode, p.steady((total_ms, p.capture_ms)), report(&p, counts, started)));
@@ -222,8 +223,19 @@ fn upstream_order(
 
 pub fn refresh(db: &dyn Sql, cache: &mut Cache, name: &str, opts: Options) -> Result<RefreshReport> {
     super::widen::retrying(db, cache, |cache| {
-        refresh_once(db, cache, name, opts).map_err(|e| (e, Some(name.to_string())))
+        netting_on_error(opts, |opts| refresh_once(db, cache, name, opts)).map_err(|e| (e, Some(name.to_string())))
     })
+}
+
+/// Runs a refresh, and once more with every trigger batch netted if it fails on an error of
+/// DuckDB's: a batch read as it is (`capture::trigger`) may hold a row inserted and deleted (or
+/// updated away) between two refreshes, on which a view's expression fails (a cast) where a
+/// recompute, and a netted batch, would not meet it. A refresh that fails so fails twice.
+fn netting_on_error<T>(opts: Options, mut call: impl FnMut(Options) -> Result<T>) -> Result<T> {
+    match call(opts) {
+        Err(Error::Sql { .. }) if !opts.net_batches => call(Options { net_batches: true, ..opts }),
+        other => other,
+    }
 }
 
 /// One attempt of `refresh`.
@@ -287,4 +299,35 @@ fn finished(cache: &mut Cache, (p, counts, total_ms): (Prepared, TermCounts, f64
         cache.measured(&p.key, p.mode, ms, capture_ms);
     }
     report(&p, counts, started)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_refresh_failing_on_duckdbs_error_runs_once_more_with_batches_netted() {
+        let mut seen = Vec::new();
+        let failing = netting_on_error(Options::default(), |o| -> Result<()> {
+            seen.push(o.net_batches);
+            Err(Error::sql("Conversion Error: Could not convert string '4x' to INT32", "MERGE ..."))
+        });
+        assert!(failing.is_err());
+        assert_eq!(seen, [false, true]);
+
+        let mut seen = Vec::new();
+        let other = netting_on_error(Options::default(), |o| -> Result<()> {
+            seen.push(o.net_batches);
+            Err(Error::InvalidArgument("no such view".into()))
+        });
+        assert!(other.is_err());
+        assert_eq!(seen, [false]);
+
+        let mut seen = Vec::new();
+        let passing = netting_on_error(Options::default(), |o| {
+            seen.push(o.net_batches);
+            Ok(1)
+        });
+        assert_eq!((passing.ok(), seen), (Some(1), vec![false]));
+    }
 }

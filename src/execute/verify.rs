@@ -44,7 +44,7 @@ pub fn verify(db: &dyn Sql, cache: &mut Cache, name: &str, repair: bool) -> Resu
     let (missing_rows, extra_rows): (i64, i64) = read_one(&rows?, "the comparison of a view with its recompute")?;
     let repaired = repair && (missing_rows > 0 || extra_rows > 0);
     if repaired {
-        refresh::refresh(db, cache, name, Options { fk_pruning: None, mode: Some(Requested::Full) })?;
+        refresh::refresh(db, cache, name, Options { mode: Some(Requested::Full), ..Options::default() })?;
     }
     Ok(Verified { view: view.at.name.clone(), missing_rows, extra_rows, repaired })
 }

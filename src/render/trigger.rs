@@ -121,15 +121,16 @@ pub struct Inspected<'a> {
 }
 
 /// What a capture needs to know of several trigger feeds, in one statement, as rows of (kind,
-/// feed, a, b, database, schema, table): `stats` rows (a feed, its log's unstamped rows and how
-/// many of them delete), `recorded` rows (a feed, a trigger name and text its registry holds),
+/// feed, a, b, c, database, schema, table): `stats` rows (a feed, its log's unstamped rows, how
+/// many of them delete, and its other rows: logged batches), `recorded` rows (a feed, a trigger name and text its registry holds),
 /// and `present` rows (the name, text and table of each openivm trigger DuckDB has).
 /// `duckdb_triggers()` is read once, whatever the number of feeds.
 pub fn inspect(feeds: &[Inspected]) -> String {
     let stats = list(feeds, " UNION ALL ", |f| {
         format!(
-            "SELECT 'stats', {id}::BIGINT, count(*)::VARCHAR, (count(*) FILTER (WHERE {m} < 0))::VARCHAR, NULL, NULL, \
-             NULL FROM {log} WHERE {SEQ} IS NULL",
+            "SELECT 'stats', {id}::BIGINT, (count(*) FILTER (WHERE {SEQ} IS NULL))::VARCHAR, (count(*) FILTER (WHERE \
+             {SEQ} IS NULL AND {m} < 0))::VARCHAR, (count(*) FILTER (WHERE {SEQ} IS NOT NULL))::VARCHAR, NULL, NULL, \
+             NULL FROM {log}",
             id = f.feed,
             m = ident(MULTIPLICITY),
             log = f.log.sql()
@@ -141,12 +142,12 @@ pub fn inspect(feeds: &[Inspected]) -> String {
     let recorded = list(&catalogs, " UNION ALL ", |c| {
         let ids = list(feeds.iter().filter(|f| f.catalog == *c), ", ", |f| f.feed.to_string());
         format!(
-            "SELECT 'recorded', feed_id, trigger_name, trigger_sql, NULL, NULL, NULL FROM {} WHERE feed_id IN ({ids})",
+            "SELECT 'recorded', feed_id, trigger_name, trigger_sql, NULL, NULL, NULL, NULL FROM {} WHERE feed_id IN ({ids})",
             registry(c).sql()
         )
     });
     format!(
-        "{stats} UNION ALL {recorded} UNION ALL SELECT 'present', NULL, trigger_name, sql, database_name, schema_name, \
+        "{stats} UNION ALL {recorded} UNION ALL SELECT 'present', NULL, trigger_name, sql, NULL, database_name, schema_name, \
          table_name FROM duckdb_triggers() WHERE starts_with(trigger_name, {})",
         literal(TRIGGER_PREFIX)
     )

@@ -28,7 +28,7 @@ fn options(args: &Args) -> Result<prepared::Options> {
                 Error::InvalidArgument(format!("mode takes 'auto', 'incremental' or 'full', not '{m}'"))
             })?),
         };
-    Ok(prepared::Options { fk_pruning: args.flag("fk_pruning"), mode })
+    Ok(prepared::Options { fk_pruning: args.flag("fk_pruning"), mode, net_batches: false })
 }
 
 fn report_row(r: refresh::RefreshReport) -> Vec<Value> {
