@@ -28,6 +28,10 @@ ALTER TABLE openivm_views ADD COLUMN IF NOT EXISTS view_marker VARCHAR;
 ALTER TABLE openivm_views ADD COLUMN IF NOT EXISTS strategy VARCHAR;
 ALTER TABLE openivm_views ADD COLUMN IF NOT EXISTS strategy_reason VARCHAR;
 
+-- How DuckDB finished the view's AVGs of integers and decimals when it was created, read from
+-- its optimized plan ('exact' or 'double_sum'; NULL: not read, openivm's model decides).
+ALTER TABLE openivm_views ADD COLUMN IF NOT EXISTS avg_finish VARCHAR;
+
 -- Trusted constraints declared by users, for tables whose catalog carries no FOREIGN KEY.
 -- Both endpoints are stored fully qualified together with the incarnation token each table
 -- had when the declaration was made (see docs/fk-aware-pruning.md, "Declaration lifetime").

@@ -293,7 +293,7 @@ impl Prepared {
     /// What the view shows of its stored groups whose keys are in `keys`.
     pub(crate) fn shown(&self, keys: &Qualified) -> String {
         let from = render::stored_of_groups(&self.c.q, &self.c.view.data, keys);
-        render::visible_rows(&self.c.q, &from, &self.c.outputs, &self.c.sum_kinds)
+        render::visible_rows(&self.c.q, &from, &self.c.outputs, &self.c.sum_kinds, self.c.view.avg_finish)
     }
 
     /// The first half of recording the change of what the view shows of the groups in `keys`

@@ -598,7 +598,8 @@ impl Cache {
         let mut current = has("openivm", "cursors", &["watermark"])?
             && has("openivm", "feeds", &["pending_rows", "batch_rows", "batch_deletes", "batch_facts"])?
             && has("openivm", "triggers", &["trigger_sql"])?
-            && has("main", "openivm_refresh_history", &["setup_ms", "sources"])?;
+            && has("main", "openivm_refresh_history", &["setup_ms", "sources"])?
+            && has("main", "openivm_views", &["avg_finish"])?;
         if !self.read_only(db, catalog)? {
             if !current {
                 crate::store::metadata::ensure(db)?;

@@ -92,6 +92,7 @@ pub fn create(
         marker: &marker,
         strategy: Strategy::Full,
         strategy_reason: &reason,
+        avg_finish: None,
     }
     .insert(db)?;
     let rows = db.scalar_int(&render::count_rows(at), &[])?;

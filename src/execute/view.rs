@@ -16,6 +16,7 @@ use crate::front::macros::{self, Macro};
 use crate::front::parse::parse_select;
 use crate::front::strategy::{self, Strategy};
 use crate::ir::{ColumnDef, SourceView, TableId, ViewQuery};
+use crate::render::AvgRule;
 use crate::render::{self, OutputColumn, Qualified};
 use crate::sql::capture::RELATION_READERS;
 use crate::sql::catalog::PARSE_TREE;
@@ -65,6 +66,8 @@ pub struct ViewRecord {
     pub strategy: Strategy,
     /// The construct without an incremental rule (None for incremental views).
     pub strategy_reason: Option<String>,
+    /// How DuckDB finished the view's AVGs when it was created (None: openivm's model decides).
+    pub avg_finish: Option<AvgRule>,
 }
 
 /// What stands under a maintained view's name now.
@@ -125,6 +128,7 @@ pub(crate) fn find_view(db: &dyn Sql, defaults: &(String, String), arg: &str) ->
         marker: r.view_marker,
         strategy: Strategy::parse(r.strategy.as_deref()),
         strategy_reason: r.strategy_reason,
+        avg_finish: r.avg_finish.as_deref().and_then(AvgRule::parse),
         at,
     })
 }
@@ -142,6 +146,7 @@ pub(crate) struct NewView<'a> {
     pub strategy: Strategy,
     /// '' = none.
     pub strategy_reason: &'a str,
+    pub avg_finish: Option<AvgRule>,
 }
 
 impl NewView<'_> {
@@ -160,6 +165,7 @@ impl NewView<'_> {
                 self.marker,
                 self.strategy.as_str(),
                 self.strategy_reason,
+                self.avg_finish.map_or("", AvgRule::as_str),
             ],
         )
     }
@@ -178,6 +184,7 @@ typed_row! {
         view_marker: Option<String>,
         strategy: Option<String>,
         strategy_reason: Option<String>,
+        avg_finish: Option<String>,
     }
 }
 

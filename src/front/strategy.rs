@@ -316,6 +316,45 @@ fn listed_type(t: &Value) -> String {
 }
 
 /// Reads the scanned tables and the types of a bound plan.
+/// How DuckDB finishes the `averages` AVGs of a view's aggregation, read from its optimized
+/// physical plan (`EXPLAIN (FORMAT JSON)`): DuckDB 2's optimizer turns some into `CAST(SUM(x) AS
+/// DOUBLE) / COUNT` and runs the others as its AVG aggregate, which rounds differently in the
+/// last bit, by criteria openivm cannot follow from the query alone (an explicit `JOIN ... ON`
+/// and a join written in WHERE differ). The first aggregation from the plan's root is the
+/// view's: when all of its AVGs are left, `Exact`; when none is and it sums, `DoubleSum`; when
+/// only some are (which ones the plan does not say), None.
+pub fn avg_finish_of_plan(plan: &Value, averages: usize) -> Option<crate::render::AvgRule> {
+    if averages == 0 {
+        return None;
+    }
+    let mut level: Vec<&Value> = match plan {
+        Value::Array(roots) => roots.iter().collect(),
+        other => vec![other],
+    };
+    while !level.is_empty() {
+        for node in &level {
+            let name = node.get("name").and_then(Value::as_str).unwrap_or_default();
+            if !matches!(name, "HASH_GROUP_BY" | "PERFECT_HASH_GROUP_BY" | "UNGROUPED_AGGREGATE" | "SIMPLE_AGGREGATE") {
+                continue;
+            }
+            let listed: Vec<&str> = match node.get("extra_info").and_then(|e| e.get("Aggregates")) {
+                Some(Value::Array(a)) => a.iter().filter_map(Value::as_str).collect(),
+                Some(Value::String(s)) => vec![s.as_str()],
+                _ => vec![],
+            };
+            let count = |f: &str| listed.iter().filter(|a| a.starts_with(f)).count();
+            // (a sum DuckDB knows cannot overflow is listed as `sum_no_overflow`)
+            return match (count("avg("), count("sum")) {
+                (n, _) if n == averages => Some(crate::render::AvgRule::Exact),
+                (0, sums) if sums > 0 => Some(crate::render::AvgRule::DoubleSum),
+                _ => None,
+            };
+        }
+        level = level.iter().filter_map(|n| n.get("children").and_then(Value::as_array)).flatten().collect();
+    }
+    None
+}
+
 pub fn plan_facts(plan: &Value) -> PlanFacts {
     let mut f = PlanFacts::default();
     plan_walk(plan, &mut f);
@@ -381,6 +420,33 @@ pub fn falls_back(e: &Error) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn reads_how_duckdb_finishes_averages_from_its_optimized_plan() {
+        use crate::render::AvgRule;
+        // trimmed from EXPLAIN (FORMAT JSON) on DuckDB 2.0.1
+        let plan = |aggregates: &str| {
+            node(&format!(
+                r##"[{{"name":"PROJECTION","extra_info":{{}},"children":[{{"name":"HASH_GROUP_BY",
+                "extra_info":{{"Groups":"#0","Aggregates":{aggregates}}},"children":[{{"name":"SEQ_SCAN",
+                "extra_info":{{}},"children":[]}}]}}]}}]"##
+            ))
+        };
+        // a join written in WHERE: the AVG aggregate runs
+        assert_eq!(avg_finish_of_plan(&plan(r##"["sum(#1)","count_star()","avg(#2)"]"##), 1), Some(AvgRule::Exact));
+        // JOIN ... ON: AVG(x) became SUM(x), divided by the COUNT(*) above the aggregation
+        assert_eq!(avg_finish_of_plan(&plan(r##"["sum(#1)","count_star()","sum(#2)"]"##), 1), Some(AvgRule::DoubleSum));
+        let small = plan(r##"["sum_no_overflow(#1)","count_star()"]"##);
+        assert_eq!(avg_finish_of_plan(&small, 1), Some(AvgRule::DoubleSum));
+        // one of two left: which one, the plan does not say
+        assert_eq!(avg_finish_of_plan(&plan(r##"["avg(#1)","sum(#2)","count_star()"]"##), 2), None);
+        // no average, or no aggregation in the plan
+        assert_eq!(avg_finish_of_plan(&plan(r##"["sum(#1)"]"##), 0), None);
+        assert_eq!(avg_finish_of_plan(&node(r#"[{"name":"SEQ_SCAN","extra_info":{},"children":[]}]"#), 1), None);
+        // an ungrouped aggregation names one aggregate as a string
+        let one = node(r##"[{"name":"UNGROUPED_AGGREGATE","extra_info":{"Aggregates":"avg(#0)"},"children":[]}]"##);
+        assert_eq!(avg_finish_of_plan(&one, 1), Some(AvgRule::Exact));
+    }
 
     fn node(sql_json: &str) -> Value {
         serde_json::from_str(sql_json).unwrap()

@@ -33,6 +33,11 @@ pub fn describe(query: &str) -> String {
     format!("DESCRIBE {query}")
 }
 
+/// DuckDB's optimized physical plan of a query, as JSON (nothing runs).
+pub fn explain_json(query: &str) -> String {
+    format!("EXPLAIN (FORMAT JSON) {query}")
+}
+
 /// A UNION ALL of one row of NULLs per branch, each cast to that branch's column types: its
 /// description gives DuckDB's unified type of every column of such a union.
 pub fn typed_union(branches: &[Vec<String>]) -> String {

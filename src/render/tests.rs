@@ -98,6 +98,7 @@ fn recomputed_aggregates_project_their_inputs_and_recompute_touched_groups() {
             OutputColumn { name: "s".into(), ty: "VARCHAR".into(), collation: None },
         ],
         &[],
+        None,
     );
     assert!(view.contains(r#""openivm_a0_val" AS "openivm_a0""#), "{view}");
     // the touched groups: distinct keys, deleted and recomputed NULL-safely
@@ -396,7 +397,7 @@ fn keeps_each_sum_exact_by_its_argument_type() {
         OutputColumn { name: "name".into(), ty: "VARCHAR".into(), collation: None },
         OutputColumn { name: "total".into(), ty: "DOUBLE".into(), collation: None },
     ];
-    let view = visible_view(&typed_sum("DOUBLE"), &data, &outputs, &[SumKind::Float]);
+    let view = visible_view(&typed_sum("DOUBLE"), &data, &outputs, &[SumKind::Float], None);
     assert!(view.contains(
         "CASE WHEN \"openivm_a0_nn\" = 0 THEN NULL ELSE (CASE WHEN \"openivm_a0_nan\" > 0 THEN CAST('nan' AS DOUBLE) \
          WHEN \"openivm_a0_pinf\" > 0 AND \"openivm_a0_ninf\" > 0 THEN CAST('inf' AS DOUBLE) + CAST('-inf' AS DOUBLE) \
@@ -420,7 +421,7 @@ fn finalizes_aggregates_in_the_visible_view() {
         OutputColumn { name: "total".into(), ty: "HUGEINT".into(), collation: None },
     ];
     assert_eq!(
-        visible_view(&q, &data, &outputs, &[SumKind::Integer]),
+        visible_view(&q, &data, &outputs, &[SumKind::Integer], None),
         "SELECT CAST(\"openivm_g0\" AS VARCHAR) AS \"name\", CAST(\"openivm_a0\" AS HUGEINT) AS \"total\" \
          FROM (SELECT \"openivm_g0\", CASE WHEN \"openivm_a0_nn\" = 0 THEN NULL ELSE \"openivm_a0_sum\" END AS \"openivm_a0\" \
          FROM \"openivm\".\"data_main_v\") AS openivm_r"

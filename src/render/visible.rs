@@ -63,6 +63,24 @@ pub enum AvgRule {
     DoubleSum,
 }
 
+impl AvgRule {
+    /// As `openivm_views.avg_finish` stores it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AvgRule::Exact => "exact",
+            AvgRule::DoubleSum => "double_sum",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<AvgRule> {
+        match s {
+            "exact" => Some(AvgRule::Exact),
+            "double_sum" => Some(AvgRule::DoubleSum),
+            _ => None,
+        }
+    }
+}
+
 pub(crate) static HOST_AVG_DOUBLE_SUM: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// Records the host DuckDB's major version (when the extension loads): it decides `AvgRule`.
@@ -191,14 +209,27 @@ pub(crate) fn float_sum(j: usize) -> String {
     )
 }
 
-/// `sum_kinds[j]` says how aggregate j's sum column is typed (see `exact_average`).
-pub fn visible_view(q: &ViewQuery, data: &Qualified, outputs: &[OutputColumn], sum_kinds: &[SumKind]) -> String {
-    visible_rows(q, &data.in_own_database(), outputs, sum_kinds)
+/// `sum_kinds[j]` says how aggregate j's sum column is typed (see `exact_average`);
+/// `avg_finish`: how DuckDB finished the query's AVGs when it was read (None: `avg_rule`).
+pub fn visible_view(
+    q: &ViewQuery,
+    data: &Qualified,
+    outputs: &[OutputColumn],
+    sum_kinds: &[SumKind],
+    avg_finish: Option<AvgRule>,
+) -> String {
+    visible_rows(q, &data.in_own_database(), outputs, sum_kinds, avg_finish)
 }
 
 /// The rows a view shows, read from `from` (its stored result, or a part of it as a
 /// parenthesized SELECT): what `visible_view` shows of those stored rows.
-pub fn visible_rows(q: &ViewQuery, from: &str, outputs: &[OutputColumn], sum_kinds: &[SumKind]) -> String {
+pub fn visible_rows(
+    q: &ViewQuery,
+    from: &str,
+    outputs: &[OutputColumn],
+    sum_kinds: &[SumKind],
+    avg_finish: Option<AvgRule>,
+) -> String {
     let p = &q.presentation;
     // DuckDB's row-group pruner (1.5.5 and 2.0.1) serves an ORDER BY ... LIMIT whose first key is
     // a stored column from the row groups whose statistics promise the first rows, trusting that
@@ -254,7 +285,10 @@ pub fn visible_rows(q: &ViewQuery, from: &str, outputs: &[OutputColumn], sum_kin
                         format!("CASE WHEN {nn} = 0 THEN NULL ELSE {sum} END")
                     }
                     AggFunc::Avg => {
-                        let rule = avg_rule(keys, sets.is_some(), aggregates, j, host_avg_rule());
+                        let rule = match (host_avg_rule(), avg_finish) {
+                            (AvgRule::DoubleSum, Some(read)) => read,
+                            (host, _) => avg_rule(keys, sets.is_some(), aggregates, j, host),
+                        };
                         exact_average(&sum, &nn, sum_kinds.get(j).copied().unwrap_or(SumKind::Float), rule)
                     }
                 };

@@ -174,7 +174,7 @@ fn a_collated_except_counts_a_values_spellings_together_and_its_rows_are_not_loc
         .zip(&types)
         .map(|(n, (ty, collation))| OutputColumn { name: n.to_string(), ty: ty.clone(), collation: collation.clone() })
         .collect();
-    let sql = crate::render::visible_rows(&q, "stored", &outputs, &[]);
+    let sql = crate::render::visible_rows(&q, "stored", &outputs, &[], None);
     assert!(sql.contains("sum(\"openivm_c1\") OVER openivm_w AS openivm_total1"), "{sql}");
     assert!(sql.contains("WINDOW openivm_w AS (PARTITION BY \"openivm_g0\", \"openivm_g1\")"), "{sql}");
 }
