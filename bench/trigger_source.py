@@ -42,6 +42,15 @@ def timed(f):
     return (time.perf_counter() - t) * 1000
 
 
+def settle(con):
+    """DuckDB's deferred work for the writes just committed: the first trivial statement after
+    them, less a second one. After writes that fired statement triggers it is several ms (also
+    with triggers made by hand and openivm not loaded), and whichever statement runs next pays
+    it; the benchmark counts it with the writes (`writes`), not with the refresh that follows."""
+    first = timed(lambda: con.execute("SELECT 1").fetchall())
+    return max(0.0, first - timed(lambda: con.execute("SELECT 1").fetchall()))
+
+
 def refreshed(con, view):
     """Refreshes `view`: its mode and the wall time of the call, as the client sees it (the same
     clock as a recompute's)."""
@@ -83,7 +92,7 @@ def star(con, w, rows, fraction, batches):
     sources = con.execute("SELECT table_name, source FROM openivm.feeds ORDER BY 1").fetchall()
     n = max(1, int(rows * fraction))
     next_fid, next_dim = rows, dims
-    refresh, recompute, modes = [], [], []
+    refresh, recompute, modes, deferred = [], [], [], []
     for b in range(batches + 1):
         w.execute(
             f"INSERT INTO fact SELECT {next_fid} + i, i % {dims}, (i * 3) % {dims}, (i * 5) % {dims}, i % 97, 1 "
@@ -97,9 +106,11 @@ def star(con, w, rows, fraction, batches):
         w.execute(f"UPDATE fact SET amt = amt + 1 WHERE fid < {rows} AND fid % {step} = {(lo + 1) % step}")
         w.execute(f"INSERT INTO d1 VALUES ({next_dim}, 'new', 'c{next_dim % 25}')")
         next_dim += 1
+        settled = settle(con)
         mode, ms = refreshed(con, "star")
         if b == 0:
             continue  # the first capture of a new feed diffs its table once
+        deferred.append(settled)
         modes.append(mode)
         refresh.append(ms)
         recompute.append(timed(lambda: con.execute(f"CREATE OR REPLACE TEMP TABLE recomputed AS {STAR_VIEW}")))
@@ -111,6 +122,7 @@ def star(con, w, rows, fraction, batches):
         "refresh": statistics.median(refresh),
         "recompute": statistics.median(recompute),
         "idle": statistics.median(idle),
+        "deferred": statistics.median(deferred),
         "verify": bad,
     }
 
@@ -135,7 +147,7 @@ def writes(con, w, rows, runs):
         times = {"plain": [], "captured": []}
         for r in range(runs):
             for t in ("plain", "captured") if r % 2 == 0 else ("captured", "plain"):
-                times[t].append(timed(lambda: w.execute(make(t, r))))
+                times[t].append(timed(lambda: w.execute(make(t, r))) + settle(con))
             # keep the log from growing across runs, as refreshes would
             con.execute("CALL refresh('cap_view')")
         out[name] = (statistics.median(times["plain"]), statistics.median(times["captured"]))
@@ -156,6 +168,7 @@ def manyviews(con, w, rows, views, batches):
         w.execute(f"INSERT INTO events SELECT {rows} + {b} * {n} + i, i % 5000, i % 37, i FROM range({n}) t(i)")
         w.execute(f"DELETE FROM events WHERE id < {rows} AND id % 3000 = {b}")
         w.execute(f"UPDATE events SET v = v + 1 WHERE id < {rows} AND id % 3000 = {1500 + b}")
+        settle(con)
         total = sum(refreshed(con, f"mv{j}")[1] for j in range(views))
         if b == 0:
             continue
@@ -207,6 +220,7 @@ def tpch(con, w, data, batches):
         w.execute("DELETE FROM lineitem WHERE l_orderkey IN (SELECT key FROM rf2)")
         w.execute("DELETE FROM orders WHERE o_orderkey IN (SELECT key FROM rf2)")
         w.execute("COMMIT")
+        settle(con)
         next_key += k
         # In this order, q3's refresh also captures the batch of the tables the views share.
         for q, sql in TPCH_QUERIES.items():
@@ -252,17 +266,21 @@ def main():
         if args.only in (None, "star"):
             emit(f"## Star: {args.rows:,} facts, 3 dimensions with RELY keys, grouped 4-way join")
             emit("")
-            emit("| batch | refresh ms | recompute ms | recompute / refresh | modes | verify |")
-            emit("|---|---|---|---|---|---|")
+            emit("| batch | refresh ms | recompute ms | recompute / refresh | modes | verify | writes' deferred ms |")
+            emit("|---|---|---|---|---|---|---|")
             for fraction in (0.001, 0.01):
                 con, w = fresh(f"star{fraction}")
                 s = star(con, w, args.rows, fraction, args.batches)
                 emit(f"| {fraction:.1%} inserts + deletes + updates, 1 dimension insert | {s['refresh']:.1f} | "
-                     f"{s['recompute']:.1f} | {s['recompute'] / s['refresh']:.2f}x | {', '.join(s['modes'])} | {s['verify']} |")
+                     f"{s['recompute']:.1f} | {s['recompute'] / s['refresh']:.2f}x | {', '.join(s['modes'])} | {s['verify']} | "
+                     f"{s['deferred']:.1f} |")
                 if fraction == 0.001:
                     idle = s
                 con.close()
-            emit(f"| nothing to do | {idle['idle']:.1f} | {idle['recompute']:.1f} | {idle['recompute'] / idle['idle']:.1f}x | | |")
+            emit(f"| nothing to do | {idle['idle']:.1f} | {idle['recompute']:.1f} | {idle['recompute'] / idle['idle']:.1f}x | | | |")
+            emit("")
+            emit("Writes' deferred ms: DuckDB's deferred work for the batch's triggered writes, paid by the first "
+                 "statement after them (`settle`); it is left out of the refresh and counted in the write costs below.")
             emit("")
             emit(f"Sources: {idle['sources']}")
             emit("")
@@ -270,6 +288,8 @@ def main():
             con, w = fresh("writes")
             out, bad = writes(con, w, args.write_rows, max(args.batches, 5))
             emit(f"## The cost on the user's statements: {args.write_rows:,}-row table, medians")
+            emit("")
+            emit("Each statement's time includes DuckDB's deferred work for it, paid by the next statement (`settle`).")
             emit("")
             emit("| statement | no view ms | trigger source ms | ratio |")
             emit("|---|---|---|---|")
