@@ -159,7 +159,7 @@ pub(crate) fn create_in(
             .map(|c| ColumnDef { name: c.name.clone(), ty: c.ty.clone(), collation: c.collation.clone() })
             .collect();
         let sum_kinds = render::sum_kinds(&q, &data_columns);
-        let avg_finish = avg_finish(db, query, &q);
+        let avg_finish = avg_finish(db, query, &q)?;
         let view_sql = render::visible_view(&q, &data, &outputs, &sum_kinds, avg_finish);
         db.execute(&render::create_view(&at, &view_sql))?;
         let marker = mark_as_ours(db, &at)?;
@@ -309,13 +309,15 @@ pub(crate) fn make_stage(
 /// How DuckDB finishes the query's AVGs on a host that may divide a sum cast to DOUBLE
 /// (`strategy::avg_finish_of_plan`), from its optimized plan; None where the host always runs its
 /// AVG aggregate, the query has no AVG, or the plan does not tell (openivm's model decides).
-fn avg_finish(db: &dyn Sql, query: &str, q: &crate::ir::ViewQuery) -> Option<render::AvgRule> {
-    let crate::ir::Shape::Grouped { aggregates, .. } = &q.shape else { return None };
+/// DuckDB's error on the EXPLAIN is returned: on DuckDB 2 it aborts the create's transaction.
+fn avg_finish(db: &dyn Sql, query: &str, q: &crate::ir::ViewQuery) -> Result<Option<render::AvgRule>> {
+    let crate::ir::Shape::Grouped { aggregates, .. } = &q.shape else { return Ok(None) };
     let averages = aggregates.iter().filter(|a| a.func == crate::ir::AggFunc::Avg).count();
     if averages == 0 || render::host_avg_rule() == render::AvgRule::Exact {
-        return None;
+        return Ok(None);
     }
-    let rows = db.query(&render::explain_json(query)).ok()?;
-    let plan: serde_json::Value = serde_json::from_str(rows.first()?.get(1)?.as_deref()?).ok()?;
-    strategy::avg_finish_of_plan(&plan, averages)
+    let rows = db.query(&render::explain_json(query))?;
+    let text = rows.first().and_then(|r| r.get(1)).and_then(|v| v.as_deref());
+    let plan: Option<serde_json::Value> = text.and_then(|t| serde_json::from_str(t).ok());
+    Ok(plan.and_then(|p| strategy::avg_finish_of_plan(&p, averages)))
 }

@@ -315,7 +315,6 @@ fn listed_type(t: &Value) -> String {
     }
 }
 
-/// Reads the scanned tables and the types of a bound plan.
 /// How DuckDB finishes the `averages` AVGs of a view's aggregation, read from its optimized
 /// physical plan (`EXPLAIN (FORMAT JSON)`): DuckDB 2's optimizer turns some into `CAST(SUM(x) AS
 /// DOUBLE) / COUNT` and runs the others as its AVG aggregate, which rounds differently in the
@@ -355,6 +354,7 @@ pub fn avg_finish_of_plan(plan: &Value, averages: usize) -> Option<crate::render
     None
 }
 
+/// Reads the scanned tables and the types of a bound plan.
 pub fn plan_facts(plan: &Value) -> PlanFacts {
     let mut f = PlanFacts::default();
     plan_walk(plan, &mut f);

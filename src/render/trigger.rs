@@ -122,8 +122,9 @@ pub struct Inspected<'a> {
 
 /// What a capture needs to know of several trigger feeds, in one statement, as rows of (kind,
 /// feed, a, b, c, database, schema, table): `stats` rows (a feed, its log's unstamped rows, how
-/// many of them delete, and its other rows: logged batches), `recorded` rows (a feed, a trigger name and text its registry holds),
-/// and `present` rows (the name, text and table of each openivm trigger DuckDB has).
+/// many of them delete, and its other rows: logged batches), `recorded` rows (a feed, a trigger
+/// name and text its registry holds), and `present` rows (the name, text and table of each
+/// openivm trigger DuckDB has).
 /// `duckdb_triggers()` is read once, whatever the number of feeds.
 pub fn inspect(feeds: &[Inspected]) -> String {
     let stats = list(feeds, " UNION ALL ", |f| {
